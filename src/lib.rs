@@ -1,0 +1,11 @@
+//! propulate: asynchronous island-model evolutionary hyperparameter optimization on MPI.
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod individual;
+pub mod population;
+pub mod propagator;
+pub mod rng;
+pub mod space;
+
+pub use error::{Error, Result};

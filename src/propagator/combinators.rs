@@ -1,0 +1,141 @@
+//! Combinators: chain propagators, pick one by population size, or apply one with a probability.
+
+use rand::RngExt;
+
+use super::{Arity, Pool, Propagator, check_probability, take_parents};
+use crate::error::{Error, Result};
+use crate::individual::Individual;
+use crate::rng::PropRng;
+use crate::space::SearchSpace;
+
+/// Stages applied in order, each to the previous stage's offspring. Arity is checked when built.
+#[derive(Debug)]
+pub struct Compose {
+    stages: Vec<Box<dyn Propagator>>,
+}
+
+impl Compose {
+    /// Chain `stages`; an error names the first pair whose offspring and parent counts disagree.
+    pub fn new(stages: Vec<Box<dyn Propagator>>) -> Result<Self> {
+        if stages.is_empty() {
+            return Err(Error::InvalidPropagator("Compose needs at least one stage".into()));
+        }
+        for (i, pair) in stages.windows(2).enumerate() {
+            let (a, b) = (&pair[0], &pair[1]);
+            if let Arity::Exact(n) = b.parents()
+                && n != a.offspring()
+            {
+                return Err(Error::InvalidPropagator(format!(
+                    "Compose stage {i} ({}) yields {} offspring but stage {} ({}) takes {n} parents",
+                    a.name(),
+                    a.offspring(),
+                    i + 1,
+                    b.name()
+                )));
+            }
+        }
+        Ok(Compose { stages })
+    }
+}
+
+impl Propagator for Compose {
+    fn name(&self) -> &'static str {
+        "Compose"
+    }
+    fn parents(&self) -> Arity {
+        self.stages[0].parents()
+    }
+    fn offspring(&self) -> usize {
+        self.stages.last().expect("non-empty").offspring()
+    }
+    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
+        let mut current = self.stages[0].propagate(pool, space, rng)?;
+        for stage in &self.stages[1..] {
+            current = stage.propagate(&current, space, rng)?;
+        }
+        Ok(current)
+    }
+}
+
+/// `if_full` once the pool holds at least `pop_size` individuals, `otherwise` before.
+#[derive(Debug)]
+pub struct Conditional {
+    pop_size: usize,
+    if_full: Box<dyn Propagator>,
+    otherwise: Box<dyn Propagator>,
+}
+
+impl Conditional {
+    /// Both branches must yield the same number of offspring.
+    pub fn new(pop_size: usize, if_full: Box<dyn Propagator>, otherwise: Box<dyn Propagator>) -> Result<Self> {
+        if if_full.offspring() != otherwise.offspring() {
+            return Err(Error::InvalidPropagator(format!(
+                "Conditional branches yield {} and {} offspring; they must agree",
+                if_full.offspring(),
+                otherwise.offspring()
+            )));
+        }
+        Ok(Conditional { pop_size, if_full, otherwise })
+    }
+}
+
+impl Propagator for Conditional {
+    fn name(&self) -> &'static str {
+        "Conditional"
+    }
+    fn parents(&self) -> Arity {
+        Arity::Any
+    }
+    fn offspring(&self) -> usize {
+        self.if_full.offspring()
+    }
+    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
+        if pool.size() >= self.pop_size {
+            self.if_full.propagate(pool, space, rng)
+        } else {
+            self.otherwise.propagate(pool, space, rng)
+        }
+    }
+}
+
+/// Applies `inner` with probability `probability`; otherwise passes the first parents through as
+/// unevaluated children. `inner` must take exactly as many parents as it yields offspring.
+#[derive(Debug)]
+pub struct Stochastic {
+    inner: Box<dyn Propagator>,
+    probability: f64,
+}
+
+impl Stochastic {
+    /// Wrap `inner`.
+    pub fn new(inner: Box<dyn Propagator>, probability: f64) -> Result<Self> {
+        if inner.parents() != Arity::Exact(inner.offspring()) {
+            return Err(Error::InvalidPropagator(format!(
+                "Stochastic needs an operator with as many parents as offspring; {} takes {:?} and yields {}",
+                inner.name(),
+                inner.parents(),
+                inner.offspring()
+            )));
+        }
+        Ok(Stochastic { inner, probability: check_probability("Stochastic probability", probability)? })
+    }
+}
+
+impl Propagator for Stochastic {
+    fn name(&self) -> &'static str {
+        "Stochastic"
+    }
+    fn parents(&self) -> Arity {
+        self.inner.parents()
+    }
+    fn offspring(&self) -> usize {
+        self.inner.offspring()
+    }
+    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
+        if rng.random_bool(self.probability) {
+            self.inner.propagate(pool, space, rng)
+        } else {
+            Ok(take_parents(self.name(), pool, self.offspring())?.iter().map(Individual::child).collect())
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Mutations: one parent in, one child out, each applied with its own probability.
+
+use rand::RngExt;
+
+use super::{Arity, Pool, Propagator, check_probability, take_parents};
+use crate::error::{Error, Result};
+use crate::individual::Individual;
+use crate::rng::PropRng;
+use crate::space::{Domain, SearchSpace};
+
+/// Re-samples `points` distinct randomly chosen parameters uniformly within their domains.
+#[derive(Debug, Clone)]
+pub struct PointMutation {
+    points: usize,
+    probability: f64,
+}
+
+impl PointMutation {
+    /// Mutate `points` parameters with probability `probability`.
+    pub fn new(points: usize, probability: f64) -> Result<Self> {
+        if points == 0 {
+            return Err(Error::InvalidPropagator("PointMutation needs points >= 1".into()));
+        }
+        Ok(PointMutation { points, probability: check_probability("mutation probability", probability)? })
+    }
+}
+
+/// Re-samples a number of parameters drawn uniformly from `[min_points, max_points]`.
+#[derive(Debug, Clone)]
+pub struct RandomPointMutation {
+    min_points: usize,
+    max_points: usize,
+    probability: f64,
+}
+
+impl RandomPointMutation {
+    /// Mutate between `min_points` and `max_points` parameters with probability `probability`.
+    pub fn new(min_points: usize, max_points: usize, probability: f64) -> Result<Self> {
+        if min_points == 0 || min_points > max_points {
+            return Err(Error::InvalidPropagator(format!(
+                "RandomPointMutation needs 1 <= min_points <= max_points, got {min_points}..{max_points}"
+            )));
+        }
+        let probability = check_probability("mutation probability", probability)?;
+        Ok(RandomPointMutation { min_points, max_points, probability })
+    }
+}
+
+/// Adds Gaussian noise with sigma = `sigma_factor` x range to `points` float parameters, clipped
+/// to bounds (log-scale floats are perturbed in log space).
+#[derive(Debug, Clone)]
+pub struct IntervalMutationNormal {
+    sigma_factor: f64,
+    points: usize,
+    probability: f64,
+}
+
+impl IntervalMutationNormal {
+    /// Perturb `points` float parameters by `sigma_factor` x their range, with probability `probability`.
+    pub fn new(sigma_factor: f64, points: usize, probability: f64) -> Result<Self> {
+        if !(sigma_factor.is_finite() && sigma_factor > 0.0) || points == 0 {
+            return Err(Error::InvalidPropagator(format!(
+                "IntervalMutationNormal needs sigma_factor > 0 and points >= 1, got {sigma_factor}, {points}"
+            )));
+        }
+        let probability = check_probability("mutation probability", probability)?;
+        Ok(IntervalMutationNormal { sigma_factor, points, probability })
+    }
+}
+
+fn resample_points(child: &mut Individual, space: &SearchSpace, n: usize, rng: &mut PropRng) {
+    let n = n.min(space.len());
+    for i in rand::seq::index::sample(rng, space.len(), n) {
+        child.values[i] = space.sample_param(i, rng);
+    }
+}
+
+macro_rules! one_to_one {
+    ($ty:ty, $name:literal, |$self_:ident, $child:ident, $space:ident, $rng:ident| $body:block) => {
+        impl Propagator for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            fn parents(&self) -> Arity {
+                Arity::Exact(1)
+            }
+            fn offspring(&self) -> usize {
+                1
+            }
+            fn propagate(
+                &self,
+                pool: &dyn Pool,
+                $space: &SearchSpace,
+                $rng: &mut PropRng,
+            ) -> Result<Vec<Individual>> {
+                let $self_ = self;
+                let mut $child = take_parents($name, pool, 1)?[0].child();
+                if $rng.random_bool($self_.probability) $body
+                Ok(vec![$child])
+            }
+        }
+    };
+}
+
+one_to_one!(PointMutation, "PointMutation", |s, child, space, rng| {
+    resample_points(&mut child, space, s.points, rng);
+});
+
+one_to_one!(RandomPointMutation, "RandomPointMutation", |s, child, space, rng| {
+    let n = rng.random_range(s.min_points..=s.max_points);
+    resample_points(&mut child, space, n, rng);
+});
+
+one_to_one!(IntervalMutationNormal, "IntervalMutationNormal", |s, child, space, rng| {
+    let floats: Vec<usize> = (0..space.len())
+        .filter(|&i| matches!(space.params()[i].domain, Domain::Float { .. }))
+        .collect();
+    let n = s.points.min(floats.len());
+    for k in rand::seq::index::sample(rng, floats.len(), n) {
+        let i = floats[k];
+        child.values[i] = space.perturb(i, child.values[i], s.sigma_factor, rng);
+    }
+});

@@ -1,0 +1,14 @@
+//! Random streams: one ChaCha stream per worker, derived from the run seed and the worker id, so that
+//! workers never share a stream and a run is reproducible from its seed.
+
+use rand::SeedableRng;
+
+/// The generator every propagator and worker uses.
+pub type PropRng = rand_chacha::ChaCha8Rng;
+
+/// The stream of worker `worker` in a run seeded with `seed`: same key, distinct ChaCha stream ids.
+pub fn worker_rng(seed: u64, worker: u64) -> PropRng {
+    let mut rng = PropRng::seed_from_u64(seed);
+    rng.set_stream(worker);
+    rng
+}
