@@ -7,5 +7,6 @@ pub mod population;
 pub mod propagator;
 pub mod rng;
 pub mod space;
+pub mod transport;
 
 pub use error::{Error, Result};
