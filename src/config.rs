@@ -1,0 +1,97 @@
+//! The checked configuration of a run, shared by the library API and the CLI.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::layout::IslandSpec;
+use crate::propagator::{DefaultPropagatorConfig, Propagator, SelectMax, SelectMin, SelectUniform};
+use crate::topology::TopologySpec;
+
+/// How emigrants (or, with pollination, the individuals they replace) are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Selection {
+    /// The lowest losses.
+    Best,
+    /// The highest losses.
+    Worst,
+    /// Uniformly at random.
+    Uniform,
+}
+
+impl Selection {
+    /// The selection propagator choosing `n` individuals.
+    pub fn propagator(self, n: usize) -> Box<dyn Propagator> {
+        match self {
+            Selection::Best => Box::new(SelectMin(n)),
+            Selection::Worst => Box::new(SelectMax(n)),
+            Selection::Uniform => Box::new(SelectUniform(n)),
+        }
+    }
+}
+
+/// Everything that shapes a run except the search space, the loss and a custom propagator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Evaluations per worker.
+    pub generations: u64,
+    /// Number or sizes of islands.
+    pub islands: IslandSpec,
+    /// MPI ranks that evaluate one individual together.
+    pub ranks_per_worker: usize,
+    /// Probability that an island emigrates per generation (split over its workers, as in the reference).
+    pub migration_probability: f64,
+    /// Send copies (pollination) instead of moving individuals (migration).
+    pub pollination: bool,
+    /// Who migrates where.
+    pub topology: TopologySpec,
+    /// How emigrants are chosen.
+    pub emigration: Selection,
+    /// With pollination, which individuals immigrants replace.
+    pub immigration: Selection,
+    /// The default propagator's settings; `None` means the defaults for the number of workers.
+    pub propagator: Option<DefaultPropagatorConfig>,
+    /// The run seed; each worker draws from its own stream of it.
+    pub seed: u64,
+    /// How many best individuals to report, globally and per island.
+    pub top_n: usize,
+    /// Print a progress line on rank 0.
+    pub progress: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            generations: 100,
+            islands: IslandSpec::Count(1),
+            ranks_per_worker: 1,
+            migration_probability: 0.9,
+            pollination: false,
+            topology: TopologySpec::FullyConnected,
+            emigration: Selection::Best,
+            immigration: Selection::Worst,
+            propagator: None,
+            seed: 0,
+            top_n: 1,
+            progress: false,
+        }
+    }
+}
+
+impl RunConfig {
+    /// Check the values that do not depend on the number of ranks.
+    pub fn validate(&self) -> Result<()> {
+        if self.generations == 0 {
+            return Err(Error::InvalidConfig("generations must be at least 1 (evaluations per worker)".into()));
+        }
+        if !(0.0..=1.0).contains(&self.migration_probability) {
+            return Err(Error::InvalidConfig(format!(
+                "migration probability must be in [0, 1], got {}",
+                self.migration_probability
+            )));
+        }
+        if self.top_n == 0 {
+            return Err(Error::InvalidConfig("top-n must be at least 1".into()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,54 @@
+//! One evaluation: call the loss, time it, and turn an error, a panic or a NaN into a recorded
+//! failure (loss = +inf, reason kept) so that the run goes on.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+use crate::context::WorkerContext;
+use crate::individual::{Individual, Params};
+use crate::space::SearchSpace;
+
+/// What a loss closure returns: a loss, or an error that marks the evaluation as failed.
+pub type LossResult = std::result::Result<f64, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Evaluate `ind` in place: sets `loss`, `failure`, `start_us` and `duration_s`.
+pub(crate) fn evaluate<F>(loss: &mut F, space: &SearchSpace, ind: &mut Individual, ctx: &mut WorkerContext<'_>)
+where
+    F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+{
+    ind.start_us = chrono::Utc::now().timestamp_micros();
+    let t0 = Instant::now();
+    let outcome = catch_unwind(AssertUnwindSafe(|| loss(Params::new(space, &ind.values), ctx)));
+    ind.duration_s = t0.elapsed().as_secs_f64();
+    let failure = match outcome {
+        Ok(Ok(x)) if x.is_nan() => Some("the loss is NaN".to_string()),
+        Ok(Ok(x)) if x == f64::NEG_INFINITY => Some("the loss is -inf".to_string()),
+        Ok(Ok(x)) => {
+            ind.loss = x;
+            None
+        }
+        Ok(Err(e)) => Some(format!("the loss returned an error: {e}")),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".into());
+            Some(format!("the loss panicked: {msg}"))
+        }
+    };
+    if failure.is_some() {
+        ind.loss = f64::INFINITY;
+    }
+    ind.failure = failure;
+}
+
+/// A seed for one evaluation, the same on every rank of the worker (SplitMix64 of run seed and id).
+pub(crate) fn evaluation_seed(seed: u64, ind: &Individual) -> u64 {
+    let mut z = seed
+        ^ (ind.id.worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ ind.id.generation.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

@@ -1,0 +1,294 @@
+//! The asynchronous loop of one worker root: breed from the population it knows, have its worker
+//! evaluate, publish to island peers without blocking, drain the inbox, maybe emigrate. No
+//! generation barrier anywhere.
+
+use rand::RngExt;
+use rand::seq::SliceRandom;
+
+use crate::config::RunConfig;
+use crate::context::WorkerContext;
+use crate::error::{Error, Result};
+use crate::individual::{Individual, IndividualId, Params};
+use crate::launcher::Device;
+use crate::layout::Layout;
+use crate::population::{Arrival, Population};
+use crate::propagator::Propagator;
+use crate::rng::{PropRng, worker_rng};
+use crate::space::SearchSpace;
+use crate::topology::Topology;
+use crate::transport::{Communicator, reborrow};
+
+use super::evaluate::{LossResult, evaluate, evaluation_seed};
+use super::message::{Message, TAG_DATA, decode, encode};
+use super::progress::Progress;
+use super::termination::{DataHandler, MessageCounts, drain_to_quiescence};
+
+/// Everything one worker root holds.
+pub(crate) struct RootWorker<'a> {
+    pub cfg: &'a RunConfig,
+    pub space: &'a SearchSpace,
+    pub propagator: &'a dyn Propagator,
+    pub layout: &'a Layout,
+    pub topology: Topology,
+    pub worker: usize,
+    pub island: usize,
+    pub index_in_island: u32,
+    pub world_rank: usize,
+    pub device: Device,
+    pub population: Population,
+    pub rng: PropRng,
+    pub counts: MessageCounts,
+    /// Every evaluation this worker did, in order.
+    pub evaluated: Vec<Individual>,
+}
+
+impl<'a> RootWorker<'a> {
+    pub fn new(
+        cfg: &'a RunConfig,
+        space: &'a SearchSpace,
+        propagator: &'a dyn Propagator,
+        layout: &'a Layout,
+        world_rank: usize,
+        device: Device,
+    ) -> Result<Self> {
+        let worker = layout.worker_of_rank(world_rank);
+        let island = layout.island_of_worker(worker);
+        Ok(RootWorker {
+            cfg,
+            space,
+            propagator,
+            layout,
+            topology: Topology::new(&cfg.topology, layout.islands())?,
+            worker,
+            island,
+            index_in_island: layout.index_in_island(worker) as u32,
+            world_rank,
+            device,
+            population: Population::new(),
+            rng: worker_rng(cfg.seed, worker as u64),
+            counts: MessageCounts::new(layout.workers()),
+            evaluated: Vec::new(),
+        })
+    }
+
+    /// Run all generations, then drain to a clean end.
+    pub fn run<F>(
+        &mut self,
+        roots: &mut dyn Communicator,
+        mut worker_comm: Option<&mut dyn Communicator>,
+        loss: &mut F,
+        progress: &mut Option<Progress>,
+    ) -> Result<()>
+    where
+        F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+    {
+        for generation in 0..self.cfg.generations {
+            let mut ind = self.breed(generation)?;
+            if let Some(wc) = reborrow(&mut worker_comm) {
+                let mut bytes = encode(&Some(ind.clone()));
+                wc.broadcast(0, &mut bytes)?;
+            }
+            let mut ctx = WorkerContext {
+                world_rank: self.world_rank,
+                world_size: self.layout.world_size(),
+                worker: self.worker,
+                workers: self.layout.workers(),
+                island: self.island,
+                worker_rank: 0,
+                worker_size: self.layout.ranks_per_worker(),
+                seed: evaluation_seed(self.cfg.seed, &ind),
+                device: self.device,
+                comm: reborrow(&mut worker_comm),
+            };
+            evaluate(loss, self.space, &mut ind, &mut ctx);
+            self.population.insert(ind.clone());
+            self.publish(roots, &ind)?;
+            self.evaluated.push(ind);
+            self.drain_inbox(roots)?;
+            if self.layout.islands() > 1 && self.cfg.migration_probability > 0.0 {
+                let p = self.cfg.migration_probability / self.layout.island_sizes()[self.island] as f64;
+                if self.rng.random_bool(p.min(1.0)) {
+                    self.emigrate(roots)?;
+                }
+            }
+            roots.test_sends();
+            if let Some(p) = progress.as_mut() {
+                p.tick(generation + 1, &self.population);
+            }
+        }
+        drain_to_quiescence(roots, self)
+    }
+
+    fn breed(&mut self, generation: u64) -> Result<Individual> {
+        let mut children = self.propagator.propagate(&self.population, self.space, &mut self.rng)?;
+        if children.len() != 1 {
+            return Err(Error::InvalidPropagator(format!(
+                "the driver needs a propagator with one offspring, {} yielded {}",
+                self.propagator.name(),
+                children.len()
+            )));
+        }
+        let mut ind = children.remove(0);
+        if !self.space.contains(&ind.values) {
+            return Err(Error::InvalidPropagator(format!(
+                "propagator {} bred values outside the search space: {:?}",
+                self.propagator.name(),
+                ind.values
+            )));
+        }
+        ind.id = IndividualId { island: self.island as u32, worker: self.worker as u32, generation };
+        ind.current = self.index_in_island;
+        ind.migration_steps = 0;
+        ind.history = vec![self.island as u32];
+        Ok(ind)
+    }
+
+    fn send(&mut self, roots: &mut dyn Communicator, to: usize, bytes: Vec<u8>) -> Result<()> {
+        self.counts.sent_to[to] += 1;
+        roots.send(to, TAG_DATA, bytes)
+    }
+
+    /// Send an evaluated individual to every other worker of the island.
+    fn publish(&mut self, roots: &mut dyn Communicator, ind: &Individual) -> Result<()> {
+        let bytes = encode(&Message::Evaluated(ind.clone()));
+        for peer in self.island_peers() {
+            self.send(roots, peer, bytes.clone())?;
+        }
+        Ok(())
+    }
+
+    fn drain_inbox(&mut self, roots: &mut dyn Communicator) -> Result<()> {
+        while let Some((from, bytes)) = roots.try_recv(TAG_DATA)? {
+            self.counts.received_from[from] += 1;
+            DataHandler::handle(self, roots, from, &bytes)?;
+        }
+        Ok(())
+    }
+
+    fn island_peers(&self) -> Vec<usize> {
+        self.layout.island_workers(self.island).filter(|&w| w != self.worker).collect()
+    }
+
+    /// Tell the island peers to deactivate `ids`.
+    fn broadcast_deactivation(&mut self, roots: &mut dyn Communicator, ids: Vec<(IndividualId, u32)>) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let bytes = encode(&Message::Deactivate(ids));
+        for peer in self.island_peers() {
+            self.send(roots, peer, bytes.clone())?;
+        }
+        Ok(())
+    }
+
+    /// Arrivals from another island. With pollination, the worker responsible for an immigrant
+    /// replaces one of its own individuals per immigrant that became active (the reference reset
+    /// its counter inside the loop and replaced at most one per batch).
+    fn immigrate(&mut self, roots: &mut dyn Communicator, list: Vec<Individual>) -> Result<()> {
+        let mut mine_new = Vec::new();
+        for ind in list {
+            let (id, current) = (ind.id, ind.current);
+            if self.population.insert(ind) == Arrival::Activated && current == self.index_in_island {
+                mine_new.push(id);
+            }
+        }
+        if !self.cfg.pollination || mine_new.is_empty() {
+            return Ok(());
+        }
+        let candidates: Vec<Individual> = self
+            .population
+            .iter_best()
+            .filter(|i| i.current == self.index_in_island && !mine_new.contains(&i.id))
+            .cloned()
+            .collect();
+        let n = mine_new.len().min(candidates.len());
+        if n == 0 {
+            return Ok(());
+        }
+        let victims = self.cfg.immigration.propagator(n).propagate(&candidates, self.space, &mut self.rng)?;
+        let ids: Vec<_> = victims.iter().map(|v| (v.id, v.migration_steps)).collect();
+        for &(id, steps) in &ids {
+            self.population.deactivate(id, steps);
+        }
+        self.broadcast_deactivation(roots, ids)
+    }
+
+    /// Send individuals to the other islands along the topology row of this island.
+    fn emigrate(&mut self, roots: &mut dyn Communicator) -> Result<()> {
+        let row = self.topology.row(self.island).to_vec();
+        let total: usize = row.iter().sum();
+        if total == 0 {
+            return Ok(());
+        }
+        if self.cfg.pollination {
+            let most = *row.iter().max().expect("non-empty row");
+            if self.population.active_len() < most {
+                return Ok(());
+            }
+            for (target, &n) in row.iter().enumerate().filter(|(_, n)| **n > 0) {
+                let chosen = self.cfg.emigration.propagator(n).propagate(&self.population, self.space, &mut self.rng)?;
+                self.send_migrants(roots, target, chosen)?;
+            }
+            return Ok(());
+        }
+        // Real migration: only individuals this worker is responsible for may leave, so two workers
+        // never move the same individual.
+        let eligible: Vec<Individual> =
+            self.population.iter_best().filter(|i| i.current == self.index_in_island).cloned().collect();
+        if eligible.len() < total {
+            return Ok(());
+        }
+        let mut chosen = self.cfg.emigration.propagator(total).propagate(&eligible, self.space, &mut self.rng)?;
+        chosen.shuffle(&mut self.rng);
+        let departed: Vec<_> = chosen.iter().map(|i| (i.id, i.migration_steps)).collect();
+        for &(id, steps) in &departed {
+            self.population.deactivate(id, steps);
+        }
+        self.broadcast_deactivation(roots, departed)?;
+        let mut rest = chosen.into_iter();
+        for (target, &n) in row.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let group: Vec<Individual> = rest.by_ref().take(n).collect();
+            self.send_migrants(roots, target, group)?;
+        }
+        Ok(())
+    }
+
+    fn send_migrants(&mut self, roots: &mut dyn Communicator, target: usize, group: Vec<Individual>) -> Result<()> {
+        let size = self.layout.island_sizes()[target] as u32;
+        let moved: Vec<Individual> = group
+            .into_iter()
+            .map(|mut i| {
+                i.migration_steps += 1;
+                i.current = self.rng.random_range(0..size);
+                i.history.push(target as u32);
+                i
+            })
+            .collect();
+        let bytes = encode(&Message::Migrants(moved));
+        for w in self.layout.island_workers(target) {
+            self.send(roots, w, bytes.clone())?;
+        }
+        Ok(())
+    }
+}
+
+impl DataHandler for RootWorker<'_> {
+    fn counts(&mut self) -> &mut MessageCounts {
+        &mut self.counts
+    }
+
+    fn handle(&mut self, roots: &mut dyn Communicator, from: usize, bytes: &[u8]) -> Result<()> {
+        match decode::<Message>(bytes, from)? {
+            Message::Evaluated(ind) => {
+                self.population.insert(ind);
+            }
+            Message::Deactivate(list) => {
+                for (id, steps) in list {
+                    self.population.deactivate(id, steps);
+                }
+            }
+            Message::Migrants(list) => self.immigrate(roots, list)?,
+        }
+        Ok(())
+    }
+}
