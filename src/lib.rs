@@ -1,6 +1,7 @@
 //! propulate: asynchronous island-model evolutionary hyperparameter optimization on MPI.
 #![warn(missing_docs)]
 
+pub mod cli;
 pub mod config;
 pub mod context;
 pub mod driver;
@@ -10,6 +11,7 @@ pub mod individual;
 pub mod launcher;
 pub mod layout;
 pub mod optimizer;
+pub mod output;
 pub mod population;
 pub mod propagator;
 pub mod rng;

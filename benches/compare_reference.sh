@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of propulate-rs against the Python reference (Propulate 1.2.2).
+#
+#   benches/compare_reference.sh            full run (reference throughput alone takes ~2 min,
+#                                           the 2 x 27 quality runs ~15-20 min on 2 cores)
+#   QUICK=1 benches/compare_reference.sh    smoke test (~1-2 min)
+#
+# Steps: (a) benches/reference/setup_venv.sh, (b) `cargo build --release` unless the binary
+# exists, (c) the runs, (d) a markdown table on stdout (also saved as summary.md).
+#
+# Both implementations get the same ranks, islands, generations (evaluations per worker), seed,
+# pop size (2 x ranks), migration probability 0.9, real migration (POLLINATION=1 for pollination)
+# and GA settings (crossover 0.7, mutation 0.4, random init 0.1, sigma 0.05).
+#
+# Runs:
+#   throughput: sphere, RANKS ranks, ISLANDS islands, seed 0, at THROUGHPUT_GENERATIONS for both,
+#               and at BIG_GENERATIONS for ours only (how throughput holds up as populations grow).
+#   quality:    each of FUNCTIONS at RANKS ranks x QUALITY_GENERATIONS, for each of SEEDS, both;
+#               the table shows the median best loss per function.
+#
+# Environment knobs (defaults in brackets; QUICK=1 changes the ones marked *):
+#   RANKS [8]  ISLANDS [2]  THROUGHPUT_GENERATIONS* [1000; quick 50]  BIG_GENERATIONS* [10000; quick 500]
+#   QUALITY_GENERATIONS* [256; quick 16]  SEEDS* ["0 1 2"; quick "0"]
+#   FUNCTIONS* ["sphere rosenbrock step quartic rastrigin griewank schwefel bisphere birastrigin";
+#               quick "sphere rastrigin"]
+#   POLLINATION [0]  MIGRATION_PROBABILITY [0.9]
+#   SKIP_REFERENCE [0]  SKIP_OURS [0]  SKIP_THROUGHPUT [0]  SKIP_QUALITY [0]  SKIP_SETUP [0]
+#   REBUILD [0]     1: run `cargo build --release` even if the binary exists
+#   RUN_TIMEOUT [1800] seconds per mpirun (the reference's blocking sends can deadlock, issue #159)
+#   MPIRUN ["mpirun"]  MPIRUN_ARGS ["--bind-to none"]  OURS_EXTRA_ARGS ["--quiet"]
+#   RESULTS_DIR [bench-results]  RUN_NAME [timestamp]  KEEP_TRIALS [0] (keep ours' trials.* files)
+#
+# Output: $RESULTS_DIR/$RUN_NAME/results.jsonl (one JSON line per run, both implementations,
+# same keys), raw reference stdout/stderr and ours' best.json per run, summary.md;
+# $RESULTS_DIR/latest points at the newest run.
+set -uo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO_ROOT"
+
+QUICK="${QUICK:-0}"
+if [[ "$QUICK" == "1" ]]; then
+    : "${THROUGHPUT_GENERATIONS:=50}" "${BIG_GENERATIONS:=500}" "${QUALITY_GENERATIONS:=16}"
+    : "${SEEDS:=0}" "${FUNCTIONS:=sphere rastrigin}"
+fi
+RANKS="${RANKS:-8}"
+ISLANDS="${ISLANDS:-2}"
+THROUGHPUT_GENERATIONS="${THROUGHPUT_GENERATIONS:-1000}"
+BIG_GENERATIONS="${BIG_GENERATIONS:-10000}"
+QUALITY_GENERATIONS="${QUALITY_GENERATIONS:-256}"
+SEEDS="${SEEDS:-0 1 2}"
+FUNCTIONS="${FUNCTIONS:-sphere rosenbrock step quartic rastrigin griewank schwefel bisphere birastrigin}"
+POLLINATION="${POLLINATION:-0}"
+MIGRATION_PROBABILITY="${MIGRATION_PROBABILITY:-0.9}"
+POP_SIZE="${POP_SIZE:-$((2 * RANKS))}"
+RUN_TIMEOUT="${RUN_TIMEOUT:-1800}"
+MPIRUN="${MPIRUN:-mpirun}"
+MPIRUN_ARGS="${MPIRUN_ARGS:---bind-to none}"
+OURS_EXTRA_ARGS="${OURS_EXTRA_ARGS:---quiet}"
+RESULTS_DIR="${RESULTS_DIR:-bench-results}"
+RUN_NAME="${RUN_NAME:-compare-$(date +%Y%m%d-%H%M%S)}"
+VENV="${VENV:-$REPO_ROOT/.venv-ref}"
+OURS_BIN="${OURS_BIN:-$REPO_ROOT/target/release/propulate-rs}"
+
+# Running as root in containers, and more ranks than cores.
+export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
+export OMPI_MCA_rmaps_base_oversubscribe="${OMPI_MCA_rmaps_base_oversubscribe:-1}"
+
+OUT="$RESULTS_DIR/$RUN_NAME"
+mkdir -p "$OUT/reference" "$OUT/ours"
+ln -sfn "$RUN_NAME" "$RESULTS_DIR/latest"
+RESULTS="$OUT/results.jsonl"
+: > "$RESULTS"
+
+log() { echo "[compare $(date +%H:%M:%S)] $*" >&2; }
+
+common_args=(--islands "$ISLANDS" --pop-size "$POP_SIZE" --migration-probability "$MIGRATION_PROBABILITY"
+             --crossover-prob 0.7 --mutation-prob 0.4 --random-init-prob 0.1 --sigma-factor 0.05)
+[[ "$POLLINATION" == "1" ]] && common_args+=(--pollination)
+
+# ---------------------------------------------------------------- (a) reference venv
+if [[ "${SKIP_REFERENCE:-0}" != "1" && "${SKIP_SETUP:-0}" != "1" ]]; then
+    log "setting up the reference venv"
+    bash "$REPO_ROOT/benches/reference/setup_venv.sh" > "$OUT/setup_venv.log" 2>&1 || {
+        cat "$OUT/setup_venv.log" >&2; log "error: setup_venv.sh failed"; exit 1; }
+    sed 's/^/    /' "$OUT/setup_venv.log" >&2
+fi
+
+# ---------------------------------------------------------------- (b) our binary
+if [[ "${SKIP_OURS:-0}" != "1" ]]; then
+    if [[ ! -x "$OURS_BIN" || "${REBUILD:-0}" == "1" ]]; then
+        log "building propulate-rs (cargo build --release)"
+        cargo build --release >&2 || { log "error: cargo build failed"; exit 1; }
+    fi
+    [[ -x "$OURS_BIN" ]] || { log "error: $OURS_BIN not found"; exit 1; }
+fi
+
+# ---------------------------------------------------------------- (c) runs
+# Append a "failed" record so that the summary shows the gap instead of silently dropping it.
+record_failure() { # impl phase function generations seed rc log
+    python3 - "$@" >> "$RESULTS" <<'EOF'
+import json, sys
+impl, phase, fn, g, seed, rc, logf = sys.argv[1:8]
+print(json.dumps({"impl": impl, "phase": phase, "function": fn, "generations": int(g), "seed": int(seed),
+                  "status": "failed", "rc": int(rc), "log": logf}))
+EOF
+}
+
+run_reference() { # phase function generations seed
+    local phase=$1 fn=$2 g=$3 seed=$4
+    local tag="${phase}-${fn}-g${g}-s${seed}"
+    local so="$OUT/reference/$tag.out" se="$OUT/reference/$tag.err"
+    log "reference: $fn ranks=$RANKS islands=$ISLANDS G=$g seed=$seed"
+    # shellcheck disable=SC2086
+    timeout --kill-after=15 "$RUN_TIMEOUT" "$MPIRUN" -np "$RANKS" $MPIRUN_ARGS \
+        "$VENV/bin/python" "$REPO_ROOT/benches/reference/run_reference.py" \
+        --function "$fn" --generations "$g" --seed "$seed" "${common_args[@]}" > "$so" 2> "$se"
+    local rc=$?
+    local line
+    line="$(grep -m1 '^{"impl": "reference"' "$so")"
+    if [[ $rc -ne 0 || -z "$line" ]]; then
+        log "  FAILED (rc=$rc), see $se"; tail -n 5 "$se" >&2
+        record_failure reference "$phase" "$fn" "$g" "$seed" "$rc" "$se"; return
+    fi
+    python3 - "$phase" "$line" >> "$RESULTS" <<'EOF'
+import json, sys
+rec = json.loads(sys.argv[2]); rec["phase"] = sys.argv[1]; rec["status"] = "ok"
+print(json.dumps(rec))
+EOF
+    log "  $(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(f"wall {r["wall_s"]:.2f} s, {r["evals_per_s"]:.1f} evals/s, best {r["best_loss"]:.6g}")' "$line")"
+}
+
+run_ours() { # phase function generations seed
+    local phase=$1 fn=$2 g=$3 seed=$4
+    local tag="${phase}-${fn}-g${g}-s${seed}"
+    local dir="$OUT/ours/$tag" se="$OUT/ours/$tag.log"
+    rm -rf "$dir"
+    log "ours:      $fn ranks=$RANKS islands=$ISLANDS G=$g seed=$seed"
+    # shellcheck disable=SC2086
+    timeout --kill-after=15 "$RUN_TIMEOUT" "$MPIRUN" -np "$RANKS" $MPIRUN_ARGS \
+        "$OURS_BIN" --function "$fn" --generations "$g" --seed "$seed" "${common_args[@]}" \
+        --out "$dir" $OURS_EXTRA_ARGS > "$se" 2>&1
+    local rc=$?
+    if [[ $rc -ne 0 || ! -s "$dir/best.json" ]]; then
+        log "  FAILED (rc=$rc), see $se"; tail -n 5 "$se" >&2
+        record_failure ours "$phase" "$fn" "$g" "$seed" "$rc" "$se"; return
+    fi
+    [[ "${KEEP_TRIALS:-0}" == "1" ]] || rm -f "$dir"/trials.*
+    python3 - "$dir/best.json" "$phase" "$fn" "$RANKS" "$ISLANDS" "$g" "$seed" >> "$RESULTS" <<'EOF'
+import json, sys
+path, phase, fn, ranks, islands, g, seed = sys.argv[1:8]
+best = json.load(open(path))
+evals, wall = best["evaluations"], best["wall_s"]
+loss = best.get("loss")
+print(json.dumps({
+    "impl": "ours", "function": fn, "ranks": int(ranks), "islands": int(islands),
+    "generations": int(g), "seed": int(seed), "evaluations": evals, "wall_s": wall,
+    "evals_per_s": evals / wall if wall else None,
+    "best_loss": float(loss) if loss is not None else None,
+    "phase": phase, "status": "ok", "best_json": path,
+}))
+EOF
+    log "  $(python3 -c 'import json,sys; r=json.loads(sys.argv[1].splitlines()[-1]); print(f"wall {r["wall_s"]:.3f} s, {r["evals_per_s"]:.1f} evals/s, best {r["best_loss"]:.6g}")' "$(tail -n1 "$RESULTS")")"
+}
+
+want_ref() { [[ "${SKIP_REFERENCE:-0}" != "1" ]]; }
+want_ours() { [[ "${SKIP_OURS:-0}" != "1" ]]; }
+
+log "results: $OUT (ranks=$RANKS islands=$ISLANDS pollination=$POLLINATION)"
+if [[ "${SKIP_THROUGHPUT:-0}" != "1" ]]; then
+    want_ours && run_ours throughput sphere "$THROUGHPUT_GENERATIONS" 0
+    want_ours && run_ours throughput sphere "$BIG_GENERATIONS" 0
+    want_ref && run_reference throughput sphere "$THROUGHPUT_GENERATIONS" 0
+fi
+if [[ "${SKIP_QUALITY:-0}" != "1" ]]; then
+    for fn in $FUNCTIONS; do
+        for seed in $SEEDS; do
+            want_ours && run_ours quality "$fn" "$QUALITY_GENERATIONS" "$seed"
+            want_ref && run_reference quality "$fn" "$QUALITY_GENERATIONS" "$seed"
+        done
+    done
+fi
+
+# ---------------------------------------------------------------- (d) table
+python3 "$REPO_ROOT/benches/summarize_compare.py" "$RESULTS" \
+    --throughput-generations "$THROUGHPUT_GENERATIONS" --big-generations "$BIG_GENERATIONS" \
+    --quality-generations "$QUALITY_GENERATIONS" | tee "$OUT/summary.md"
+log "raw results: $RESULTS"

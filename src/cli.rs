@@ -1,0 +1,119 @@
+//! The command line: clap parses raw flags, `to_config` turns them into a checked [`RunConfig`].
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::layout::IslandSpec;
+use crate::propagator::DefaultPropagatorConfig;
+use crate::topology::{Topology, TopologySpec};
+
+/// Asynchronous island-model evolutionary optimization of a benchmark function, on MPI.
+///
+/// Launch under MPI, e.g. `mpirun -np 8 propulate-rs --islands 2 --function rastrigin`.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "propulate-rs", version, about)]
+pub struct Cli {
+    /// Benchmark function to minimise (sphere, rosenbrock, step, quartic, rastrigin, griewank,
+    /// schwefel, bisphere, birastrigin, bukin, eggcrate, himmelblau, keane, leon).
+    #[arg(long, default_value = "sphere")]
+    pub function: String,
+    /// Number of islands (workers are split evenly).
+    #[arg(long, default_value_t = 1, conflicts_with = "island_sizes")]
+    pub islands: usize,
+    /// Workers per island, comma separated (e.g. 3,5); overrides --islands.
+    #[arg(long, value_delimiter = ',')]
+    pub island_sizes: Option<Vec<usize>>,
+    /// MPI ranks that evaluate one individual together.
+    #[arg(long, default_value_t = 1)]
+    pub ranks_per_worker: usize,
+    /// Evaluations per worker.
+    #[arg(long, default_value_t = 1000)]
+    pub generations: u64,
+    /// Breeding pool size (default: 2 x number of workers).
+    #[arg(long)]
+    pub pop_size: Option<usize>,
+    /// Probability that an island sends emigrants per generation.
+    #[arg(long, default_value_t = 0.9)]
+    pub migration_probability: f64,
+    /// Send copies to other islands (pollination) instead of moving individuals.
+    #[arg(long)]
+    pub pollination: bool,
+    /// Migration topology: fully-connected, ring, or the path of a matrix file (one row per island).
+    #[arg(long, default_value = "fully-connected")]
+    pub topology: String,
+    /// Probability that a child is a crossover of two parents.
+    #[arg(long, default_value_t = 0.7)]
+    pub crossover_prob: f64,
+    /// Probability that one parameter is re-sampled.
+    #[arg(long, default_value_t = 0.4)]
+    pub mutation_prob: f64,
+    /// Probability that the child is replaced by a random point.
+    #[arg(long, default_value_t = 0.1)]
+    pub random_init_prob: f64,
+    /// Width of the Gaussian mutation as a fraction of each parameter's range.
+    #[arg(long, default_value_t = 0.05)]
+    pub sigma_factor: f64,
+    /// Run seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Best individuals to show per island.
+    #[arg(long, default_value_t = 1)]
+    pub top_n: usize,
+    /// Directory for best.json, trials.csv and trials.jsonl.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Run this many ranks as threads of one process instead of using MPI.
+    #[arg(long)]
+    pub local_ranks: Option<usize>,
+    /// No progress line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl Cli {
+    /// The checked run configuration for a job of `world_size` ranks.
+    pub fn to_config(&self, world_size: usize) -> Result<RunConfig> {
+        let islands = match &self.island_sizes {
+            Some(sizes) => IslandSpec::Sizes(sizes.clone()),
+            None => IslandSpec::Count(self.islands),
+        };
+        let topology = match self.topology.as_str() {
+            "fully-connected" | "full" => TopologySpec::FullyConnected,
+            "ring" => TopologySpec::Ring,
+            path => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    Error::InvalidConfig(format!(
+                        "--topology '{path}' is neither fully-connected, ring nor a readable matrix file: {e}"
+                    ))
+                })?;
+                TopologySpec::Matrix(Topology::parse_matrix(&text)?)
+            }
+        };
+        let workers = (world_size / self.ranks_per_worker.max(1)).max(1);
+        let propagator = DefaultPropagatorConfig {
+            pop_size: self.pop_size.unwrap_or_else(|| DefaultPropagatorConfig::for_workers(workers).pop_size),
+            crossover_prob: self.crossover_prob,
+            mutation_prob: self.mutation_prob,
+            random_init_prob: self.random_init_prob,
+            sigma_factor: self.sigma_factor,
+        };
+        let cfg = RunConfig {
+            generations: self.generations,
+            islands,
+            ranks_per_worker: self.ranks_per_worker,
+            migration_probability: self.migration_probability,
+            pollination: self.pollination,
+            topology,
+            propagator: Some(propagator),
+            seed: self.seed,
+            top_n: self.top_n,
+            progress: !self.quiet,
+            ..RunConfig::default()
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}
