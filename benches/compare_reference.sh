@@ -75,6 +75,14 @@ RESULTS="$OUT/results.jsonl"
 
 log() { echo "[compare $(date +%H:%M:%S)] $*" >&2; }
 
+describe() { # one results.jsonl line -> "wall ... s, ... evals/s, best ..."
+    python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+print("wall %.3f s, %d evaluations, %.1f evals/s, best %.6g" % (r["wall_s"], r["evaluations"], r["evals_per_s"], r["best_loss"]))
+' "$1"
+}
+
 common_args=(--islands "$ISLANDS" --pop-size "$POP_SIZE" --migration-probability "$MIGRATION_PROBABILITY"
              --crossover-prob 0.7 --mutation-prob 0.4 --random-init-prob 0.1 --sigma-factor 0.05)
 [[ "$POLLINATION" == "1" ]] && common_args+=(--pollination)
@@ -128,7 +136,7 @@ import json, sys
 rec = json.loads(sys.argv[2]); rec["phase"] = sys.argv[1]; rec["status"] = "ok"
 print(json.dumps(rec))
 EOF
-    log "  $(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(f"wall {r["wall_s"]:.2f} s, {r["evals_per_s"]:.1f} evals/s, best {r["best_loss"]:.6g}")' "$line")"
+    log "  $(describe "$(tail -n1 "$RESULTS")")"
 }
 
 run_ours() { # phase function generations seed
@@ -161,7 +169,7 @@ print(json.dumps({
     "phase": phase, "status": "ok", "best_json": path,
 }))
 EOF
-    log "  $(python3 -c 'import json,sys; r=json.loads(sys.argv[1].splitlines()[-1]); print(f"wall {r["wall_s"]:.3f} s, {r["evals_per_s"]:.1f} evals/s, best {r["best_loss"]:.6g}")' "$(tail -n1 "$RESULTS")")"
+    log "  $(describe "$(tail -n1 "$RESULTS")")"
 }
 
 want_ref() { [[ "${SKIP_REFERENCE:-0}" != "1" ]]; }

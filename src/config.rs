@@ -3,8 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::individual::Individual;
 use crate::layout::IslandSpec;
 use crate::propagator::{DefaultPropagatorConfig, Propagator, SelectMax, SelectMin, SelectUniform};
+use crate::rng::PropRng;
 use crate::topology::TopologySpec;
 
 /// How emigrants (or, with pollination, the individuals they replace) are chosen.
@@ -19,6 +21,27 @@ pub enum Selection {
 }
 
 impl Selection {
+    /// Choose `n` individuals from `candidates` (given best first), cloning only the chosen ones.
+    /// `None` if there are fewer than `n`. Best and worst stop after `n` matches, so choosing from a
+    /// long history costs little.
+    pub fn choose<'a, I>(self, candidates: I, n: usize, rng: &mut PropRng) -> Option<Vec<Individual>>
+    where
+        I: DoubleEndedIterator<Item = &'a Individual>,
+    {
+        let chosen: Vec<Individual> = match self {
+            Selection::Best => candidates.take(n).cloned().collect(),
+            Selection::Worst => candidates.rev().take(n).cloned().collect(),
+            Selection::Uniform => {
+                let all: Vec<&Individual> = candidates.collect();
+                if all.len() < n {
+                    return None;
+                }
+                rand::seq::index::sample(rng, all.len(), n).into_iter().map(|i| all[i].clone()).collect()
+            }
+        };
+        (chosen.len() == n).then_some(chosen)
+    }
+
     /// The selection propagator choosing `n` individuals.
     pub fn propagator(self, n: usize) -> Box<dyn Propagator> {
         match self {

@@ -26,8 +26,20 @@ pub struct Benchmark {
 
 /// Every benchmark name, in the reference's order.
 pub const NAMES: [&str; 14] = [
-    "sphere", "rosenbrock", "step", "quartic", "rastrigin", "griewank", "schwefel", "bisphere",
-    "birastrigin", "bukin", "eggcrate", "himmelblau", "keane", "leon",
+    "sphere",
+    "rosenbrock",
+    "step",
+    "quartic",
+    "rastrigin",
+    "griewank",
+    "schwefel",
+    "bisphere",
+    "birastrigin",
+    "bukin",
+    "eggcrate",
+    "himmelblau",
+    "keane",
+    "leon",
 ];
 
 /// The 9 functions of the paper's benchmark.

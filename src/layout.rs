@@ -29,7 +29,7 @@ impl Layout {
         if ranks_per_worker == 0 {
             return Err(Error::InvalidConfig("ranks per worker must be at least 1".into()));
         }
-        if world_size % ranks_per_worker != 0 {
+        if !world_size.is_multiple_of(ranks_per_worker) {
             return Err(Error::InvalidConfig(format!(
                 "{world_size} ranks cannot be divided into workers of {ranks_per_worker} ranks; \
                  launch a multiple of {ranks_per_worker} ranks"
@@ -37,7 +37,9 @@ impl Layout {
         }
         let workers = world_size / ranks_per_worker;
         let island_sizes = match islands {
-            IslandSpec::Count(0) => return Err(Error::InvalidConfig("the number of islands must be at least 1".into())),
+            IslandSpec::Count(0) => {
+                return Err(Error::InvalidConfig("the number of islands must be at least 1".into()));
+            }
             IslandSpec::Count(n) if *n > workers => {
                 return Err(Error::InvalidConfig(format!(
                     "{n} islands need at least {n} workers, but there are {workers} \

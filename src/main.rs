@@ -64,20 +64,27 @@ fn run_on(cli: &Cli, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
     });
     let (bench, cfg) = match setup {
         Ok(s) => s,
-        Err(e) if rank == 0 => return Err(e),
-        Err(_) => return Ok(ExitCode::from(2)),
+        Err(e) => {
+            if rank == 0 {
+                eprintln!("propulate-rs: error: {e:#}");
+            }
+            // Exit together: a rank leaving early makes mpirun kill rank 0 before it has spoken.
+            world.barrier()?;
+            return Ok(ExitCode::from(2));
+        }
     };
     let f = bench.f;
-    let result: RunResult = driver::run(world, &cfg, &bench.space, None, |p: Params<'_>, ctx: &mut WorkerContext<'_>| {
-        let value = f(&p.to_vec(), ctx.seed);
-        // Multi-rank workers: every rank computes the value and the worker agrees on the mean,
-        // which exercises the worker communicator the way a data-parallel loss would.
-        if ctx.worker_size > 1 {
-            let mean = ctx.map_reduce_sum(|_, _| value)? / ctx.worker_size as f64;
-            return Ok(mean);
-        }
-        Ok(value)
-    })?;
+    let result: RunResult =
+        driver::run(world, &cfg, &bench.space, None, |p: Params<'_>, ctx: &mut WorkerContext<'_>| {
+            let value = f(&p.to_vec(), ctx.seed);
+            // Multi-rank workers: every rank computes the value and the worker agrees on the mean,
+            // which exercises the worker communicator the way a data-parallel loss would.
+            if ctx.worker_size > 1 {
+                let mean = ctx.map_reduce_sum(|_, _| value)? / ctx.worker_size as f64;
+                return Ok(mean);
+            }
+            Ok(value)
+        })?;
     if rank == 0 {
         print!("{}", summary_table(&bench.space, &result));
         if let Some(dir) = &cli.out {

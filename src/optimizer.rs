@@ -159,7 +159,9 @@ impl Optimizer {
         });
         for (rank, r) in results.iter().enumerate() {
             if r.is_err() {
-                return Err(Error::Transport(format!("in-process rank {rank} aborted the run (see its message above)")));
+                return Err(Error::Transport(format!(
+                    "in-process rank {rank} aborted the run (see its message above)"
+                )));
             }
         }
         results.swap_remove(0).expect("checked above")

@@ -15,12 +15,8 @@ use crate::space::SearchSpace;
 
 /// An individual as a JSON object: loss, params (name to value), identity, failure.
 pub fn individual_json(space: &SearchSpace, ind: &Individual) -> Json {
-    let params: Map<String, Json> = space
-        .params()
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.name.clone(), space.to_json(i, ind.values[i])))
-        .collect();
+    let params: Map<String, Json> =
+        space.params().iter().enumerate().map(|(i, p)| (p.name.clone(), space.to_json(i, ind.values[i]))).collect();
     json!({
         "loss": finite_or_null(ind.loss),
         "params": params,
@@ -57,6 +53,8 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
     obj.insert("wall_s".into(), json!(result.wall_s));
     obj.insert("evals_per_s".into(), json!(result.evaluations as f64 / result.wall_s.max(1e-9)));
     obj.insert("consistent".into(), json!(result.consistent));
+    obj.insert("emigrated".into(), json!(result.emigrated));
+    obj.insert("active_per_island".into(), json!(result.active_per_island));
     obj.insert("top".into(), result.best.iter().map(|i| individual_json(space, i)).collect());
     let islands: Vec<Json> =
         result.islands.iter().map(|top| top.iter().map(|i| individual_json(space, i)).collect()).collect();
@@ -120,9 +118,17 @@ pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
                 .params()
                 .iter()
                 .enumerate()
-                .map(|(i, p)| format!("{}={}", p.name, space.render(i, ind.values[i])))
+                .map(|(i, p)| format!("{}={}", p.name, space.render_short(i, ind.values[i])))
                 .collect();
-            let _ = writeln!(s, "{:<7} {:<5} {:<14.6e} {:<16} {}", isl, k + 1, ind.loss, ind.id.to_string(), params.join(" "));
+            let _ = writeln!(
+                s,
+                "{:<7} {:<5} {:<14.6e} {:<16} {}",
+                isl,
+                k + 1,
+                ind.loss,
+                ind.id.to_string(),
+                params.join(" ")
+            );
         }
     }
     let _ = writeln!(
@@ -135,7 +141,11 @@ pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
         if result.consistent { "yes" } else { "NO" }
     );
     if let Some(b) = result.best.first() {
-        let _ = writeln!(s, "best loss {:.6e} (island {}, worker {}, generation {})", b.loss, b.id.island, b.id.worker, b.id.generation);
+        let _ = writeln!(
+            s,
+            "best loss {:.6e} (island {}, worker {}, generation {})",
+            b.loss, b.id.island, b.id.worker, b.id.generation
+        );
     }
     s
 }
@@ -147,7 +157,8 @@ mod tests {
 
     #[test]
     fn csv_quotes_and_names_columns() {
-        let space = SearchSpace::builder().float("lr", 0.0, 1.0).categorical("act", &["re,lu", "tanh"]).build().unwrap();
+        let space =
+            SearchSpace::builder().float("lr", 0.0, 1.0).categorical("act", &["re,lu", "tanh"]).build().unwrap();
         let mut i = Individual::new(vec![Value::Float(0.5), Value::Cat(0)]);
         i.failure = Some("the loss returned an error: \"boom\"".into());
         let csv = trials_csv(&space, &[i]);

@@ -179,6 +179,15 @@ impl SearchSpace {
         }
     }
 
+    /// A value rendered briefly for tables: floats with 5 significant digits.
+    pub fn render_short(&self, i: usize, v: Value) -> String {
+        match v {
+            Value::Float(x) if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e5) => format!("{x:.4e}"),
+            Value::Float(x) => format!("{:.*}", 4usize.saturating_sub(x.abs().log10().max(0.0) as usize), x),
+            _ => self.render(i, v),
+        }
+    }
+
     /// A value as JSON: numbers for floats and ints, the choice string for categoricals.
     pub fn to_json(&self, i: usize, v: Value) -> serde_json::Value {
         match (&self.params[i].domain, v) {
@@ -311,9 +320,7 @@ mod tests {
     fn log_scale_sampling_covers_decades_evenly() {
         let s = SearchSpace::builder().log_float("lr", 1e-6, 1.0).build().unwrap();
         let mut rng = worker_rng(7, 0);
-        let below_1e3 = (0..6000)
-            .filter(|_| s.sample(&mut rng)[0].as_f64() < 1e-3)
-            .count();
+        let below_1e3 = (0..6000).filter(|_| s.sample(&mut rng)[0].as_f64() < 1e-3).count();
         // Half of the six decades lie below 1e-3; a linear sampler would put ~0.1% there.
         assert!((2500..3500).contains(&below_1e3), "{below_1e3}");
     }

@@ -59,11 +59,8 @@ where
     };
     let rank = world.rank();
     let is_root = layout.is_worker_root(rank);
-    let mut worker_comm = if layout.ranks_per_worker() > 1 {
-        world.split(Some(layout.worker_of_rank(rank) as u32), rank)?
-    } else {
-        None
-    };
+    let mut worker_comm =
+        if layout.ranks_per_worker() > 1 { world.split(Some(layout.worker_of_rank(rank) as u32), rank)? } else { None };
     let mut roots = world.split(is_root.then_some(0), rank)?;
     let device = LaunchInfo::detect().device();
     world.barrier()?;
@@ -108,7 +105,7 @@ where
     w.run(roots, reborrow(&mut worker_comm), loss, &mut progress)?;
     let wall_s = start.elapsed().as_secs_f64();
     let evaluated = std::mem::take(&mut w.evaluated);
-    let result = summary::summarize(roots, layout, w.island, &w.population, evaluated, cfg.top_n, wall_s)?;
+    let result = summary::summarize(roots, layout, w.island, &w.population, evaluated, w.emigrated, cfg.top_n, wall_s)?;
     if let Some(wc) = worker_comm {
         // Tell the followers that the run is over, then hand them the result (without trials).
         wc.broadcast(0, &mut encode(&None::<Individual>))?;

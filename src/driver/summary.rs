@@ -30,6 +30,8 @@ pub struct RunResult {
     pub consistent: bool,
     /// Active individuals per island at the end.
     pub active_per_island: Vec<usize>,
+    /// Individuals sent to other islands (moved or copied), over all workers.
+    pub emigrated: u64,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -40,6 +42,7 @@ struct RootReport {
     top: Vec<Individual>,
     evaluations: u64,
     failed: u64,
+    emigrated: u64,
 }
 
 /// FNV-1a over the sorted active identities: equal populations give equal fingerprints.
@@ -54,12 +57,14 @@ fn fingerprint(ids: &[IndividualId]) -> u64 {
 }
 
 /// Combine the roots' views (collective over the roots' communicator).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn summarize(
     roots: &mut dyn Communicator,
     layout: &Layout,
     island: usize,
     population: &Population,
     evaluated: Vec<Individual>,
+    emigrated: u64,
     top_n: usize,
     wall_s: f64,
 ) -> Result<RunResult> {
@@ -71,13 +76,10 @@ pub(crate) fn summarize(
         top: population.best(top_n),
         evaluations: evaluated.len() as u64,
         failed: evaluated.iter().filter(|i| i.failure.is_some()).count() as u64,
+        emigrated,
     };
-    let reports: Vec<RootReport> = roots
-        .all_gather(encode(&report))?
-        .iter()
-        .enumerate()
-        .map(|(w, b)| decode(b, w))
-        .collect::<Result<_>>()?;
+    let reports: Vec<RootReport> =
+        roots.all_gather(encode(&report))?.iter().enumerate().map(|(w, b)| decode(b, w)).collect::<Result<_>>()?;
     let mut result = RunResult { consistent: true, wall_s, ..Default::default() };
     for i in 0..layout.islands() {
         let first = &reports[layout.island_workers(i).start];
@@ -90,6 +92,7 @@ pub(crate) fn summarize(
     }
     result.evaluations = reports.iter().map(|r| r.evaluations).sum();
     result.failed = reports.iter().map(|r| r.failed).sum();
+    result.emigrated = reports.iter().map(|r| r.emigrated).sum();
     let mut all: Vec<Individual> = result.islands.iter().flatten().cloned().collect();
     all.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
     all.dedup_by_key(|i| i.id);

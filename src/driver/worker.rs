@@ -40,6 +40,8 @@ pub(crate) struct RootWorker<'a> {
     pub counts: MessageCounts,
     /// Every evaluation this worker did, in order.
     pub evaluated: Vec<Individual>,
+    /// Individuals this worker sent to other islands (counted once per individual, not per receiver).
+    pub emigrated: u64,
 }
 
 impl<'a> RootWorker<'a> {
@@ -68,6 +70,7 @@ impl<'a> RootWorker<'a> {
             rng: worker_rng(cfg.seed, worker as u64),
             counts: MessageCounts::new(layout.workers()),
             evaluated: Vec::new(),
+            emigrated: 0,
         })
     }
 
@@ -195,17 +198,14 @@ impl<'a> RootWorker<'a> {
         if !self.cfg.pollination || mine_new.is_empty() {
             return Ok(());
         }
-        let candidates: Vec<Individual> = self
-            .population
-            .iter_best()
-            .filter(|i| i.current == self.index_in_island && !mine_new.contains(&i.id))
-            .cloned()
-            .collect();
-        let n = mine_new.len().min(candidates.len());
+        let me = self.index_in_island;
+        let eligible = |i: &&Individual| i.current == me && !mine_new.contains(&i.id);
+        let n = mine_new.len().min(self.population.iter_best().filter(eligible).count());
         if n == 0 {
             return Ok(());
         }
-        let victims = self.cfg.immigration.propagator(n).propagate(&candidates, self.space, &mut self.rng)?;
+        let candidates = self.population.iter_best().filter(eligible);
+        let victims = self.cfg.immigration.choose(candidates, n, &mut self.rng).expect("counted above");
         let ids: Vec<_> = victims.iter().map(|v| (v.id, v.migration_steps)).collect();
         for &(id, steps) in &ids {
             self.population.deactivate(id, steps);
@@ -226,19 +226,18 @@ impl<'a> RootWorker<'a> {
                 return Ok(());
             }
             for (target, &n) in row.iter().enumerate().filter(|(_, n)| **n > 0) {
-                let chosen = self.cfg.emigration.propagator(n).propagate(&self.population, self.space, &mut self.rng)?;
-                self.send_migrants(roots, target, chosen)?;
+                let chosen = self.cfg.emigration.choose(self.population.iter_best(), n, &mut self.rng);
+                self.send_migrants(roots, target, chosen.expect("enough active individuals"))?;
             }
             return Ok(());
         }
         // Real migration: only individuals this worker is responsible for may leave, so two workers
         // never move the same individual.
-        let eligible: Vec<Individual> =
-            self.population.iter_best().filter(|i| i.current == self.index_in_island).cloned().collect();
-        if eligible.len() < total {
+        let me = self.index_in_island;
+        let eligible = self.population.iter_best().filter(|i| i.current == me);
+        let Some(mut chosen) = self.cfg.emigration.choose(eligible, total, &mut self.rng) else {
             return Ok(());
-        }
-        let mut chosen = self.cfg.emigration.propagator(total).propagate(&eligible, self.space, &mut self.rng)?;
+        };
         chosen.shuffle(&mut self.rng);
         let departed: Vec<_> = chosen.iter().map(|i| (i.id, i.migration_steps)).collect();
         for &(id, steps) in &departed {
@@ -264,6 +263,7 @@ impl<'a> RootWorker<'a> {
                 i
             })
             .collect();
+        self.emigrated += moved.len() as u64;
         let bytes = encode(&Message::Migrants(moved));
         for w in self.layout.island_workers(target) {
             self.send(roots, w, bytes.clone())?;

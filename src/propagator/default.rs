@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Compose, Conditional, CrossoverUniform, InitUniform, IntervalMutationNormal, PointMutation,
-    Propagator, SelectMin, SelectUniform,
+    Compose, Conditional, CrossoverUniform, InitUniform, IntervalMutationNormal, PointMutation, Propagator, SelectMin,
+    SelectUniform,
 };
 use crate::error::{Error, Result};
 use crate::space::SearchSpace;
@@ -57,9 +57,5 @@ pub fn default_propagator(space: &SearchSpace, cfg: &DefaultPropagatorConfig) ->
         stages.push(Box::new(IntervalMutationNormal::new(cfg.sigma_factor, 1, 1.0)?));
     }
     stages.push(Box::new(InitUniform::replacing(cfg.random_init_prob)?));
-    Ok(Box::new(Conditional::new(
-        cfg.pop_size,
-        Box::new(Compose::new(stages)?),
-        Box::new(InitUniform::fresh()),
-    )?))
+    Ok(Box::new(Conditional::new(cfg.pop_size, Box::new(Compose::new(stages)?), Box::new(InitUniform::fresh()))?))
 }

@@ -112,9 +112,8 @@ one_to_one!(RandomPointMutation, "RandomPointMutation", |s, child, space, rng| {
 });
 
 one_to_one!(IntervalMutationNormal, "IntervalMutationNormal", |s, child, space, rng| {
-    let floats: Vec<usize> = (0..space.len())
-        .filter(|&i| matches!(space.params()[i].domain, Domain::Float { .. }))
-        .collect();
+    let floats: Vec<usize> =
+        (0..space.len()).filter(|&i| matches!(space.params()[i].domain, Domain::Float { .. })).collect();
     let n = s.points.min(floats.len());
     for k in rand::seq::index::sample(rng, floats.len(), n) {
         let i = floats[k];

@@ -52,7 +52,7 @@ proptest! {
                 }
             }
         }
-        let cfg = DefaultPropagatorConfig { pop_size: n.min(4).max(2), ..DefaultPropagatorConfig::for_workers(2) };
+        let cfg = DefaultPropagatorConfig { pop_size: n.clamp(2, 4), ..DefaultPropagatorConfig::for_workers(2) };
         let dp = default_propagator(&space, &cfg).unwrap();
         for _ in 0..20 {
             let c = dp.propagate(&pool, &space, &mut rng).unwrap();
@@ -77,7 +77,11 @@ fn selections_pick_by_loss_and_refuse_small_pools() {
     let mut rng = worker_rng(0, 0);
     let pool: Vec<Individual> = [4.0, 1.0, 3.0, 2.0]
         .iter()
-        .map(|&l| { let mut i = Individual::new(vec![crate::space::Value::Float(l / 10.0)]); i.loss = l; i })
+        .map(|&l| {
+            let mut i = Individual::new(vec![crate::space::Value::Float(l / 10.0)]);
+            i.loss = l;
+            i
+        })
         .collect();
     let best = SelectMin(2).propagate(&pool, &space, &mut rng).unwrap();
     assert_eq!(best.iter().map(|i| i.loss).collect::<Vec<_>>(), vec![1.0, 2.0]);
@@ -112,8 +116,6 @@ fn crossover_probability_is_a_probability() {
         assert_eq!(off.propagate(&pool, &space, &mut rng).unwrap()[0].values, p1.values);
     }
     let on = CrossoverUniform::new(0.5, 1.0).unwrap();
-    let mixed = (0..100)
-        .filter(|_| on.propagate(&pool, &space, &mut rng).unwrap()[0].values != p1.values)
-        .count();
+    let mixed = (0..100).filter(|_| on.propagate(&pool, &space, &mut rng).unwrap()[0].values != p1.values).count();
     assert!(mixed > 50, "{mixed}");
 }

@@ -17,13 +17,16 @@ struct Envelope {
     bytes: Vec<u8>,
 }
 
+/// Sub-communicators of one split, keyed by (parent communicator id, split number, color).
+type PendingSplits = HashMap<(u64, u64, u32), Vec<Option<LocalComm>>>;
+
 #[derive(Default)]
 struct Shared {
     aborted: AtomicBool,
     abort_message: Mutex<String>,
     next_comm_id: AtomicU64,
     /// Sub-communicators made by a split, waiting to be picked up by their members.
-    splits: Mutex<HashMap<(u64, u64, u32), Vec<Option<LocalComm>>>>,
+    splits: Mutex<PendingSplits>,
 }
 
 /// One rank's end of an in-process group.
@@ -96,10 +99,7 @@ impl LocalComm {
     }
 
     fn take_unmatched(&mut self, source: Option<usize>, tag: Tag) -> Option<Envelope> {
-        let pos = self
-            .unmatched
-            .iter()
-            .position(|e| e.tag == tag && source.is_none_or(|s| s == e.source))?;
+        let pos = self.unmatched.iter().position(|e| e.tag == tag && source.is_none_or(|s| s == e.source))?;
         self.unmatched.remove(pos)
     }
 }
@@ -113,9 +113,10 @@ impl Communicator for LocalComm {
     }
     fn send(&mut self, dest: usize, tag: Tag, bytes: Vec<u8>) -> Result<()> {
         self.check_abort()?;
-        let tx = self.senders.get(dest).ok_or_else(|| {
-            Error::Transport(format!("send to rank {dest} of a group of {}", self.senders.len()))
-        })?;
+        let tx = self
+            .senders
+            .get(dest)
+            .ok_or_else(|| Error::Transport(format!("send to rank {dest} of a group of {}", self.senders.len())))?;
         let env = Envelope { source: self.rank, tag, bytes };
         // A receiver that already returned (its thread ended) simply never reads the message,
         // like an MPI rank that finalised; this only happens after a clean shutdown.

@@ -1,0 +1,32 @@
+//! Test program: a loss that returns errors, panics and NaNs for some inputs. The run must finish,
+//! record every failure with its reason, and keep optimising. Used by tests/mpi_driver.rs.
+
+use propulate::transport::Communicator;
+use propulate::{Optimizer, SearchSpace};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let space = SearchSpace::builder().float("x", -1.0, 1.0).float("y", -1.0, 1.0).build()?;
+    let runtime = propulate::transport::mpi::MpiRuntime::init()?;
+    let mut world = runtime.world();
+    // Silence the default panic message: the panics are expected here.
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = Optimizer::new(space.clone()).generations(100).islands(2).seed(5).run(&mut world, |p, _| {
+        let (x, y) = (p.float("x"), p.float("y"));
+        if x > 0.8 {
+            return Err(format!("x = {x:.3} is too large").into());
+        }
+        if x < -0.8 {
+            panic!("x = {x:.3} is too small");
+        }
+        if y > 0.8 {
+            return Ok(f64::NAN);
+        }
+        Ok(x * x + y * y)
+    })?;
+    if world.rank() == 0 {
+        let dir = std::env::args().nth(1).expect("usage: faulty_loss OUT_DIR");
+        propulate::output::write_outputs(dir.as_ref(), &space, &r, Default::default())?;
+        println!("failed {} of {}", r.failed, r.evaluations);
+    }
+    Ok(())
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what propulate-rs needs on Debian/Ubuntu when it is missing: OpenMPI (runtime and headers),
+# libclang (bindgen in mpi-sys), pkg-config. Idempotent; uses sudo when not root.
+set -euo pipefail
+packages=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    echo "install-deps: installing ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null; then
+    echo "install-deps: cargo not found; install Rust 1.95 or newer from https://rustup.rs" >&2
+    exit 1
+fi
+echo "install-deps: $(mpirun --version | head -1); $(cargo --version)"

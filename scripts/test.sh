@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Set up and run the whole test suite: formatting, lints, unit, property and doc tests, and the
+# driver tests under mpirun (2 to 8 ranks, oversubscribed) and with in-process ranks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+source scripts/mpi-env.sh
+cargo fmt --check
+cargo clippy --all-targets -- -D warnings
+cargo test
+# The library without MPI (in-process transport only) must build and pass its unit tests.
+cargo test --no-default-features --lib

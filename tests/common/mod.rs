@@ -1,0 +1,96 @@
+//! Helpers for tests that run the built binaries, under `mpirun` or with in-process ranks.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The two transports every driver scenario runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Mpi,
+    Local,
+}
+
+pub const BOTH: [Transport; 2] = [Transport::Mpi, Transport::Local];
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_propulate-rs"))
+}
+
+/// An example binary built next to the main binary (cargo builds examples for `cargo test`).
+pub fn example(name: &str) -> PathBuf {
+    let b = bin();
+    let dir = b.parent().expect("target dir");
+    dir.join("examples").join(name)
+}
+
+/// `mpirun` for root, oversubscribed (CI machines have 2 cores), stdin closed.
+pub fn mpirun(np: usize) -> Command {
+    let mut c = Command::new("mpirun");
+    c.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .args(["--bind-to", "none", "-np", &np.to_string()]);
+    c
+}
+
+/// Run a command with a time limit (a hang is a failure, not a stuck CI job).
+pub fn run_with_timeout(mut cmd: Command, limit: Duration) -> Output {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "timed out after {limit:?}: {cmd:?}\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Run `propulate-rs` with `np` ranks on `transport`, writing into `out`; panics on failure.
+pub fn propulate(transport: Transport, np: usize, args: &[&str], out: &Path) -> (serde_json::Value, String) {
+    let output = propulate_raw(transport, np, args, Some(out));
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        output.status.success(),
+        "{transport:?} -np {np} {args:?} failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let best = std::fs::read_to_string(out.join("best.json")).expect("best.json");
+    (serde_json::from_str(&best).expect("valid json"), stdout)
+}
+
+pub fn propulate_raw(transport: Transport, np: usize, args: &[&str], out: Option<&Path>) -> Output {
+    let mut cmd = match transport {
+        Transport::Mpi => {
+            let mut c = mpirun(np);
+            c.arg(bin());
+            c
+        }
+        Transport::Local => {
+            let mut c = Command::new(bin());
+            c.args(["--local-ranks", &np.to_string()]);
+            c
+        }
+    };
+    cmd.args(args).arg("--quiet");
+    if let Some(out) = out {
+        cmd.arg("--out").arg(out);
+    }
+    run_with_timeout(cmd, Duration::from_secs(300))
+}
+
+pub fn f64_of(v: &serde_json::Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("{key} missing in {v}"))
+}

@@ -1,0 +1,216 @@
+//! Driver tests against the built binary: the same scenarios under `mpirun` (MPI transport) and with
+//! in-process ranks (local transport). They check results, not just that nothing crashed.
+
+mod common;
+
+use common::{BOTH, Transport, f64_of, propulate, propulate_raw};
+use propulate::functions::{PAPER_NAMES, benchmark};
+use propulate::rng::worker_rng;
+use std::collections::HashSet;
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("tempdir")
+}
+
+/// Checks shared by every successful run: budget, table rows, unique identities, consistency.
+fn check_run(best: &serde_json::Value, dir: &std::path::Path, workers: u64, generations: u64) {
+    assert_eq!(best["evaluations"].as_u64(), Some(workers * generations), "{best}");
+    assert_eq!(best["consistent"], serde_json::json!(true), "island populations differ: {best}");
+    let csv = std::fs::read_to_string(dir.join("trials.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len() as u64, workers * generations);
+    let ids: HashSet<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            let f: Vec<&str> = r.split(',').collect();
+            (f[1].to_string(), f[2].to_string())
+        })
+        .collect();
+    assert_eq!(ids.len(), rows.len(), "an evaluation was recorded twice");
+    let jsonl = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap();
+    assert_eq!(jsonl.lines().count(), rows.len());
+}
+
+#[test]
+fn sphere_on_two_islands_converges_below_1e_3() {
+    for t in BOTH {
+        let dir = tmp();
+        let (best, stdout) = propulate(t, 8, &["--islands", "2", "--generations", "256", "--seed", "0"], dir.path());
+        check_run(&best, dir.path(), 8, 256);
+        let loss = f64_of(&best, "loss");
+        assert!(loss < 1e-3, "{t:?}: sphere reached only {loss}");
+        assert!(best["emigrated"].as_u64().unwrap() > 0, "no migration happened: {best}");
+        assert!(stdout.contains("islands consistent: yes"), "{stdout}");
+        assert_eq!(best["islands"].as_array().unwrap().len(), 2);
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median over three seeds of the best of `budget` uniform samples.
+fn random_search_median(name: &str, budget: usize) -> f64 {
+    let b = benchmark(name).unwrap();
+    median(
+        (0..3u64)
+            .map(|seed| {
+                let mut rng = worker_rng(1000 + seed, 0);
+                (0..budget)
+                    .map(|k| {
+                        let x: Vec<f64> = b.space.sample(&mut rng).iter().map(|v| v.as_f64()).collect();
+                        (b.f)(&x, k as u64)
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn paper_functions_beat_random_search_with_the_same_budget() {
+    for name in PAPER_NAMES {
+        let ours = median(
+            (0..3)
+                .map(|seed| {
+                    let dir = tmp();
+                    let seed = seed.to_string();
+                    let args = ["--islands", "2", "--generations", "256", "--function", name, "--seed", &seed];
+                    let (best, _) = propulate(Transport::Mpi, 8, &args, dir.path());
+                    check_run(&best, dir.path(), 8, 256);
+                    f64_of(&best, "loss")
+                })
+                .collect(),
+        );
+        let random = random_search_median(name, 8 * 256);
+        assert!(ours < random, "{name}: optimizer median {ours} did not beat random search median {random}");
+    }
+}
+
+#[test]
+fn pollination_ends_with_consistent_populations() {
+    for t in BOTH {
+        for islands in ["2", "4"] {
+            let dir = tmp();
+            let args = ["--islands", islands, "--generations", "200", "--pollination", "--seed", "3"];
+            let (best, _) = propulate(t, 8, &args, dir.path());
+            check_run(&best, dir.path(), 8, 200);
+            assert!(best["emigrated"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
+#[test]
+fn unequal_island_sizes() {
+    for t in BOTH {
+        let dir = tmp();
+        let (best, _) = propulate(t, 8, &["--island-sizes", "3,5", "--generations", "150"], dir.path());
+        check_run(&best, dir.path(), 8, 150);
+        let workers_per_island: Vec<HashSet<String>> = (0..2)
+            .map(|i| {
+                std::fs::read_to_string(dir.path().join("trials.csv"))
+                    .unwrap()
+                    .lines()
+                    .skip(1)
+                    .filter(|r| r.starts_with(&format!("{i},")))
+                    .map(|r| r.split(',').nth(1).unwrap().to_string())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(workers_per_island[0].len(), 3);
+        assert_eq!(workers_per_island[1].len(), 5);
+    }
+}
+
+#[test]
+fn two_ranks_per_worker() {
+    for t in BOTH {
+        let dir = tmp();
+        let args = ["--ranks-per-worker", "2", "--islands", "2", "--generations", "150"];
+        let (best, _) = propulate(t, 8, &args, dir.path());
+        check_run(&best, dir.path(), 4, 150);
+    }
+}
+
+#[test]
+fn ring_and_matrix_topologies_and_no_migration() {
+    let dir = tmp();
+    let (best, _) =
+        propulate(Transport::Mpi, 6, &["--islands", "3", "--topology", "ring", "--generations", "100"], dir.path());
+    check_run(&best, dir.path(), 6, 100);
+    assert!(best["emigrated"].as_u64().unwrap() > 0);
+
+    let m = dir.path().join("topology.txt");
+    std::fs::write(&m, "0 2 0\n0 0 1\n1 0 0\n").unwrap();
+    let out = dir.path().join("m");
+    let (best, _) = propulate(
+        Transport::Mpi,
+        6,
+        &["--islands", "3", "--topology", m.to_str().unwrap(), "--generations", "100"],
+        &out,
+    );
+    check_run(&best, &out, 6, 100);
+
+    let out = dir.path().join("none");
+    let (best, _) = propulate(
+        Transport::Local,
+        4,
+        &["--islands", "2", "--migration-probability", "0", "--generations", "50"],
+        &out,
+    );
+    assert_eq!(best["emigrated"].as_u64(), Some(0));
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let cases: [(usize, &[&str], &str); 6] = [
+        (2, &["--function", "spehre"], "valid: sphere, rosenbrock"),
+        (4, &["--island-sizes", "1,2"], "add up to 3 workers, but there are 4"),
+        (3, &["--ranks-per-worker", "2"], "multiple of 2"),
+        (2, &["--islands", "3"], "3 islands need at least 3 workers"),
+        (2, &["--migration-probability", "1.5"], "migration probability"),
+        (2, &["--generations", "0"], "generations must be at least 1"),
+    ];
+    for t in BOTH {
+        for (np, args, expected) in cases {
+            let out = propulate_raw(t, np, args, None);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{args:?} should fail");
+            assert!(stderr.contains(expected), "{t:?} {args:?}: expected '{expected}' in:\n{stderr}");
+        }
+    }
+}
+
+#[test]
+fn failing_losses_are_recorded_and_the_run_goes_on() {
+    let dir = tmp();
+    let mut cmd = common::mpirun(4);
+    cmd.arg(common::example("faulty_loss")).arg(dir.path());
+    let out = common::run_with_timeout(cmd, std::time::Duration::from_secs(120));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("best.json")).unwrap()).unwrap();
+    assert_eq!(best["evaluations"].as_u64(), Some(400));
+    assert!(best["failed"].as_u64().unwrap() > 0);
+    assert!(f64_of(&best, "loss") < 0.05, "optimisation went on: {best}");
+    let csv = std::fs::read_to_string(dir.path().join("trials.csv")).unwrap();
+    for reason in ["the loss returned an error: x = ", "the loss panicked: x = ", "the loss is NaN"] {
+        assert!(csv.contains(reason), "no '{reason}' row in trials.csv");
+    }
+    for row in csv.lines().skip(1).filter(|r| r.contains("the loss")) {
+        assert!(row.contains(",inf,"), "a failed evaluation must have loss inf: {row}");
+    }
+}
+
+#[test]
+fn tutorials_run_under_mpirun() {
+    for (name, np) in [("custom_loss", 4), ("multi_rank_worker", 8)] {
+        let mut cmd = common::mpirun(np);
+        cmd.arg(common::example(name));
+        let out = common::run_with_timeout(cmd, std::time::Duration::from_secs(120));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("islands consistent: yes"), "{name}: {stdout}");
+    }
+}
