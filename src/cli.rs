@@ -2,10 +2,11 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{Args, Parser, Subcommand};
 
-use crate::config::RunConfig;
+use crate::config::{CheckpointSettings, RunConfig};
 use crate::error::{Error, Result};
+use crate::journal::FsyncPolicy;
 use crate::layout::IslandSpec;
 use crate::propagator::DefaultPropagatorConfig;
 use crate::topology::{Topology, TopologySpec};
@@ -14,8 +15,39 @@ use crate::topology::{Topology, TopologySpec};
 ///
 /// Launch under MPI, e.g. `mpirun -np 8 propulate-rs --islands 2 --function rastrigin`.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "propulate-rs", version, about)]
+#[command(name = "propulate-rs", version, about, args_conflicts_with_subcommands = true)]
 pub struct Cli {
+    /// A subcommand; without one, run an optimization.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// The optimization's options.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Summarize a checkpoint (finished or not) and write best.json, trials.csv and trials.jsonl.
+    Report(ReportArgs),
+}
+
+/// Options of `propulate-rs report`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The checkpoint directory.
+    pub dir: PathBuf,
+    /// Where to write best.json, trials.csv and trials.jsonl (default: the checkpoint directory).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Best individuals to show per island.
+    #[arg(long, default_value_t = 1)]
+    pub top_n: usize,
+}
+
+/// Options of an optimization run.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
     /// Benchmark function to minimise (sphere, rosenbrock, step, quartic, rastrigin, griewank,
     /// schwefel, bisphere, birastrigin, bukin, eggcrate, himmelblau, keane, leon).
     #[arg(long, default_value = "sphere")]
@@ -65,6 +97,19 @@ pub struct Cli {
     /// Directory for best.json, trials.csv and trials.jsonl.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Checkpoint directory; a directory that holds a run is resumed
+    /// [default: checkpoints/<function>-seed<seed>].
+    #[arg(long)]
+    pub checkpoint: Option<PathBuf>,
+    /// Do not checkpoint.
+    #[arg(long, conflicts_with = "checkpoint")]
+    pub no_checkpoint: bool,
+    /// When journal lines are forced to disk: never, always, or an interval such as 1000ms.
+    #[arg(long, default_value = "1000ms")]
+    pub fsync: FsyncPolicy,
+    /// Sleep this long in every evaluation, to stand in for an expensive loss (demos, crash tests).
+    #[arg(long, default_value_t = 0.0)]
+    pub eval_delay_ms: f64,
     /// Run this many ranks as threads of one process instead of using MPI.
     #[arg(long)]
     pub local_ranks: Option<usize>,
@@ -73,7 +118,19 @@ pub struct Cli {
     pub quiet: bool,
 }
 
-impl Cli {
+impl RunArgs {
+    /// The checkpoint directory this run uses, if any.
+    pub fn checkpoint_dir(&self) -> Option<PathBuf> {
+        if self.no_checkpoint {
+            return None;
+        }
+        Some(
+            self.checkpoint
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("checkpoints").join(format!("{}-seed{}", self.function, self.seed))),
+        )
+    }
+
     /// The checked run configuration for a job of `world_size` ranks.
     pub fn to_config(&self, world_size: usize) -> Result<RunConfig> {
         let islands = match &self.island_sizes {
@@ -111,6 +168,11 @@ impl Cli {
             seed: self.seed,
             top_n: self.top_n,
             progress: !self.quiet,
+            checkpoint: self.checkpoint_dir().map(|dir| CheckpointSettings {
+                dir,
+                fsync: self.fsync,
+                extra: [("function".to_string(), serde_json::Value::from(self.function.clone()))].into_iter().collect(),
+            }),
             ..RunConfig::default()
         };
         cfg.validate()?;

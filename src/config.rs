@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::individual::Individual;
+use crate::journal::FsyncPolicy;
 use crate::layout::IslandSpec;
 use crate::propagator::{DefaultPropagatorConfig, Propagator, SelectMax, SelectMin, SelectUniform};
 use crate::rng::PropRng;
@@ -79,6 +80,20 @@ pub struct RunConfig {
     pub top_n: usize,
     /// Print a progress line on rank 0.
     pub progress: bool,
+    /// Where and how to checkpoint; not recorded in the manifest itself.
+    #[serde(skip)]
+    pub checkpoint: Option<CheckpointSettings>,
+}
+
+/// Checkpointing of a run: the directory (resumed if it holds a run) and the fsync policy.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CheckpointSettings {
+    /// The checkpoint directory.
+    pub dir: std::path::PathBuf,
+    /// When journal lines are forced to disk.
+    pub fsync: FsyncPolicy,
+    /// Facts recorded in the manifest and compared on resume (the CLI records the function).
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Default for RunConfig {
@@ -96,6 +111,7 @@ impl Default for RunConfig {
             seed: 0,
             top_n: 1,
             progress: false,
+            checkpoint: None,
         }
     }
 }

@@ -41,6 +41,9 @@ pub enum Error {
     /// A message could not be decoded: a version mismatch or a corrupted payload.
     #[error("decode: {0}")]
     Decode(String),
+    /// A checkpoint is missing, corrupted, foreign or does not match the run.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {

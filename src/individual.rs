@@ -26,7 +26,8 @@ impl std::fmt::Display for IndividualId {
 pub struct Individual {
     /// One value per parameter of the search space, in order.
     pub values: Vec<Value>,
-    /// The loss; `+inf` until evaluated and for failed evaluations.
+    /// The loss; `+inf` until evaluated and for failed evaluations (`null` in JSON).
+    #[serde(with = "inf_as_null")]
     pub loss: f64,
     /// Why the evaluation failed (error, panic, NaN), if it did.
     pub failure: Option<String>,
@@ -130,5 +131,18 @@ impl<'a> Params<'a> {
             (crate::space::Domain::Categorical { choices }, Value::Cat(c)) => &choices[c as usize],
             _ => panic!("parameter '{name}' is not categorical"),
         }
+    }
+}
+
+/// Losses in JSON: `+inf` (unevaluated or failed) is written as `null`, which JSON can represent.
+mod inf_as_null {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        x.is_finite().then_some(*x).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
     }
 }

@@ -1,12 +1,14 @@
-//! `propulate-rs`: optimise a benchmark function with the asynchronous island model, under MPI.
+//! `propulate-rs`: optimise a benchmark function with the asynchronous island model, under MPI;
+//! `propulate-rs report DIR` summarizes a checkpoint.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
 use serde_json::json;
 
-use propulate::cli::Cli;
+use propulate::cli::{Cli, Command, ReportArgs, RunArgs};
 use propulate::functions::benchmark;
 use propulate::output::{summary_table, write_outputs};
 use propulate::transport::Communicator;
@@ -14,7 +16,11 @@ use propulate::{Params, RunResult, WorkerContext, driver};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match real_main(&cli) {
+    let outcome = match &cli.command {
+        Some(Command::Report(args)) => report(args),
+        None => run(&cli.run),
+    };
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             eprintln!("propulate-rs: error: {e:#}");
@@ -23,10 +29,25 @@ fn main() -> ExitCode {
     }
 }
 
-fn real_main(cli: &Cli) -> anyhow::Result<ExitCode> {
-    if let Some(n) = cli.local_ranks {
-        let cli = cli.clone();
-        let results = propulate::transport::local::run_local(n, move |mut comm| run_on(&cli, &mut comm));
+fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let replay = propulate::report::load(&args.dir)?;
+    for w in &replay.warnings {
+        eprintln!("propulate-rs: warning: {w}");
+    }
+    let result = propulate::report::result_of(&replay, args.top_n);
+    let space = &replay.manifest.space;
+    print!("{}", propulate::report::progress_table(&replay));
+    print!("{}", summary_table(space, &result));
+    let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
+    write_outputs(&out, space, &result, replay.manifest.extra.clone())?;
+    println!("wrote {}/best.json, trials.csv, trials.jsonl", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if let Some(n) = args.local_ranks {
+        let args = args.clone();
+        let results = propulate::transport::local::run_local(n, move |mut comm| run_on(&args, &mut comm));
         let mut code = ExitCode::SUCCESS;
         for r in results {
             match r {
@@ -43,7 +64,7 @@ fn real_main(cli: &Cli) -> anyhow::Result<ExitCode> {
         // The runtime is declared first so that it is dropped (MPI_Finalize) after the communicators.
         let runtime = propulate::transport::mpi::MpiRuntime::init()?;
         let mut world = runtime.world();
-        let code = run_on(cli, &mut world);
+        let code = run_on(args, &mut world);
         drop(world);
         code
     }
@@ -54,11 +75,11 @@ fn real_main(cli: &Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// One rank's share of the job.
-fn run_on(cli: &Cli, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
+fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
     let rank = world.rank();
     // Validation is deterministic, so every rank fails the same way; only rank 0 reports it.
-    let setup = benchmark(&cli.function).map_err(anyhow::Error::from).and_then(|b| {
-        let cfg = cli.to_config(world.size())?;
+    let setup = benchmark(&args.function).map_err(anyhow::Error::from).and_then(|b| {
+        let cfg = args.to_config(world.size())?;
         propulate::layout::Layout::new(world.size(), cfg.ranks_per_worker, &cfg.islands)?;
         Ok((b, cfg))
     });
@@ -74,20 +95,34 @@ fn run_on(cli: &Cli, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
         }
     };
     let f = bench.f;
-    let result: RunResult =
-        driver::run(world, &cfg, &bench.space, None, |p: Params<'_>, ctx: &mut WorkerContext<'_>| {
-            let value = f(&p.to_vec(), ctx.seed);
-            // Multi-rank workers: every rank computes the value and the worker agrees on the mean,
-            // which exercises the worker communicator the way a data-parallel loss would.
-            if ctx.worker_size > 1 {
-                let mean = ctx.map_reduce_sum(|_, _| value)? / ctx.worker_size as f64;
-                return Ok(mean);
+    let delay = Duration::from_secs_f64(args.eval_delay_ms.max(0.0) / 1000.0);
+    let outcome = driver::run(world, &cfg, &bench.space, None, |p: Params<'_>, ctx: &mut WorkerContext<'_>| {
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
+        let value = f(&p.to_vec(), ctx.seed);
+        // Multi-rank workers: every rank computes the value and the worker agrees on the mean,
+        // which exercises the worker communicator the way a data-parallel loss would.
+        if ctx.worker_size > 1 {
+            let mean = ctx.map_reduce_sum(|_, _| value)? / ctx.worker_size as f64;
+            return Ok(mean);
+        }
+        Ok(value)
+    });
+    let result: RunResult = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            // Errors from the driver are agreed on by all ranks; rank 0 reports.
+            if rank == 0 {
+                eprintln!("propulate-rs: error: {e}");
             }
-            Ok(value)
-        })?;
+            world.barrier()?;
+            return Ok(ExitCode::from(2));
+        }
+    };
     if rank == 0 {
         print!("{}", summary_table(&bench.space, &result));
-        if let Some(dir) = &cli.out {
+        if let Some(dir) = &args.out {
             let mut extra = serde_json::Map::new();
             extra.insert("function".into(), json!(bench.name));
             extra.insert("ranks".into(), json!(world.size()));

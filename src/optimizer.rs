@@ -29,7 +29,7 @@
 
 use std::sync::Arc;
 
-use crate::config::{RunConfig, Selection};
+use crate::config::{CheckpointSettings, RunConfig, Selection};
 use crate::context::WorkerContext;
 use crate::driver::{self, LossResult, RunResult};
 use crate::error::{Error, Result};
@@ -117,6 +117,11 @@ impl Optimizer {
     /// Print a progress line on rank 0.
     pub fn progress(mut self, on: bool) -> Self {
         self.config.progress = on;
+        self
+    }
+    /// Checkpoint into `dir` (resumed if it holds this run) with the default fsync policy.
+    pub fn checkpoint(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.config.checkpoint = Some(CheckpointSettings { dir: dir.into(), ..Default::default() });
         self
     }
     /// Settings of the default propagator.

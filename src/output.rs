@@ -51,7 +51,8 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
     obj.insert("evaluations".into(), json!(result.evaluations));
     obj.insert("failed".into(), json!(result.failed));
     obj.insert("wall_s".into(), json!(result.wall_s));
-    obj.insert("evals_per_s".into(), json!(result.evaluations as f64 / result.wall_s.max(1e-9)));
+    obj.insert("evals_per_s".into(), json!(result.evals_per_s()));
+    obj.insert("resumed".into(), json!(result.resumed));
     obj.insert("consistent".into(), json!(result.consistent));
     obj.insert("emigrated".into(), json!(result.emigrated));
     obj.insert("active_per_island".into(), json!(result.active_per_island));
@@ -131,13 +132,14 @@ pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
             );
         }
     }
+    let resumed = if result.resumed > 0 { format!(", {} from the checkpoint", result.resumed) } else { String::new() };
     let _ = writeln!(
         s,
-        "evaluations: {} ({} failed) in {:.2} s = {:.0} evaluations/s; islands consistent: {}",
+        "evaluations: {} ({} failed{resumed}) in {:.2} s = {:.0} evaluations/s; islands consistent: {}",
         result.evaluations,
         result.failed,
         result.wall_s,
-        result.evaluations as f64 / result.wall_s.max(1e-9),
+        result.evals_per_s(),
         if result.consistent { "yes" } else { "NO" }
     );
     if let Some(b) = result.best.first() {

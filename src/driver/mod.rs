@@ -1,6 +1,7 @@
 //! The run driver: split the world into workers and islands, run every worker root's asynchronous
 //! loop (sub-ranks of multi-rank workers follow their root), end cleanly, and summarize.
 
+mod checkpoint;
 mod evaluate;
 mod message;
 mod progress;
@@ -63,13 +64,14 @@ where
         if layout.ranks_per_worker() > 1 { world.split(Some(layout.worker_of_rank(rank) as u32), rank)? } else { None };
     let mut roots = world.split(is_root.then_some(0), rank)?;
     let device = LaunchInfo::detect().device();
+    let replay = checkpoint::prepare(world, cfg, space, &layout, is_root)?;
     world.barrier()?;
     let start = Instant::now();
 
     let outcome = match borrow_boxed(&mut roots) {
         Some(roots) => {
             let wc = borrow_boxed(&mut worker_comm);
-            run_root(roots, wc, cfg, space, propagator, &layout, rank, device, &mut loss, start)
+            run_root(roots, wc, cfg, space, propagator, &layout, rank, device, &mut loss, start, replay.as_ref())
         }
         None => {
             let wc = borrow_boxed(&mut worker_comm).expect("non-root ranks belong to a multi-rank worker");
@@ -96,16 +98,27 @@ fn run_root<F>(
     device: crate::launcher::Device,
     loss: &mut F,
     start: Instant,
+    replay: Option<&crate::journal::Replay>,
 ) -> Result<RunResult>
 where
     F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
 {
-    let mut w = RootWorker::new(cfg, space, propagator, layout, rank, device)?;
+    let mut w = RootWorker::new(cfg, space, propagator, layout, rank, device, replay)?;
+    let resumed = w.evaluated.len() as u64;
     let mut progress = (cfg.progress && rank == 0).then(|| Progress::new(cfg.generations));
     w.run(roots, reborrow(&mut worker_comm), loss, &mut progress)?;
     let wall_s = start.elapsed().as_secs_f64();
     let evaluated = std::mem::take(&mut w.evaluated);
-    let result = summary::summarize(roots, layout, w.island, &w.population, evaluated, w.emigrated, cfg.top_n, wall_s)?;
+    let result = summary::summarize(
+        roots,
+        layout,
+        w.island,
+        &w.population,
+        evaluated,
+        (w.emigrated, resumed),
+        cfg.top_n,
+        wall_s,
+    )?;
     if let Some(wc) = worker_comm {
         // Tell the followers that the run is over, then hand them the result (without trials).
         wc.broadcast(0, &mut encode(&None::<Individual>))?;

@@ -32,6 +32,15 @@ pub struct RunResult {
     pub active_per_island: Vec<usize>,
     /// Individuals sent to other islands (moved or copied), over all workers.
     pub emigrated: u64,
+    /// Evaluations that were already in the checkpoint when this run started.
+    pub resumed: u64,
+}
+
+impl RunResult {
+    /// Evaluations per second of this run (not counting those resumed from a checkpoint).
+    pub fn evals_per_s(&self) -> f64 {
+        (self.evaluations - self.resumed) as f64 / self.wall_s.max(1e-9)
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -43,6 +52,7 @@ struct RootReport {
     evaluations: u64,
     failed: u64,
     emigrated: u64,
+    resumed: u64,
 }
 
 /// FNV-1a over the sorted active identities: equal populations give equal fingerprints.
@@ -57,14 +67,13 @@ fn fingerprint(ids: &[IndividualId]) -> u64 {
 }
 
 /// Combine the roots' views (collective over the roots' communicator).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn summarize(
     roots: &mut dyn Communicator,
     layout: &Layout,
     island: usize,
     population: &Population,
     evaluated: Vec<Individual>,
-    emigrated: u64,
+    (emigrated, resumed): (u64, u64),
     top_n: usize,
     wall_s: f64,
 ) -> Result<RunResult> {
@@ -77,6 +86,7 @@ pub(crate) fn summarize(
         evaluations: evaluated.len() as u64,
         failed: evaluated.iter().filter(|i| i.failure.is_some()).count() as u64,
         emigrated,
+        resumed,
     };
     let reports: Vec<RootReport> =
         roots.all_gather(encode(&report))?.iter().enumerate().map(|(w, b)| decode(b, w)).collect::<Result<_>>()?;
@@ -93,6 +103,7 @@ pub(crate) fn summarize(
     result.evaluations = reports.iter().map(|r| r.evaluations).sum();
     result.failed = reports.iter().map(|r| r.failed).sum();
     result.emigrated = reports.iter().map(|r| r.emigrated).sum();
+    result.resumed = reports.iter().map(|r| r.resumed).sum();
     let mut all: Vec<Individual> = result.islands.iter().flatten().cloned().collect();
     all.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
     all.dedup_by_key(|i| i.id);

@@ -9,6 +9,7 @@ use crate::config::RunConfig;
 use crate::context::WorkerContext;
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId, Params};
+use crate::journal::{Event, JournalWriter, Replay, island_population};
 use crate::launcher::Device;
 use crate::layout::Layout;
 use crate::population::{Arrival, Population};
@@ -42,6 +43,8 @@ pub(crate) struct RootWorker<'a> {
     pub evaluated: Vec<Individual>,
     /// Individuals this worker sent to other islands (counted once per individual, not per receiver).
     pub emigrated: u64,
+    /// The checkpoint journal, when checkpointing.
+    pub journal: Option<JournalWriter>,
 }
 
 impl<'a> RootWorker<'a> {
@@ -52,9 +55,22 @@ impl<'a> RootWorker<'a> {
         layout: &'a Layout,
         world_rank: usize,
         device: Device,
+        replay: Option<&Replay>,
     ) -> Result<Self> {
         let worker = layout.worker_of_rank(world_rank);
         let island = layout.island_of_worker(worker);
+        let (population, evaluated, emigrated) = match replay {
+            Some(r) => {
+                let j = &r.workers[worker];
+                let emigrated = j.emigrations.iter().map(|(_, inds)| inds.len() as u64).sum();
+                (island_population(r, island), j.evaluated.clone(), emigrated)
+            }
+            None => (Population::new(), Vec::new(), 0),
+        };
+        let journal = match &cfg.checkpoint {
+            Some(ck) => Some(JournalWriter::create(&ck.dir, worker, ck.fsync)?),
+            None => None,
+        };
         Ok(RootWorker {
             cfg,
             space,
@@ -66,11 +82,12 @@ impl<'a> RootWorker<'a> {
             index_in_island: layout.index_in_island(worker) as u32,
             world_rank,
             device,
-            population: Population::new(),
+            population,
             rng: worker_rng(cfg.seed, worker as u64),
             counts: MessageCounts::new(layout.workers()),
-            evaluated: Vec::new(),
-            emigrated: 0,
+            evaluated,
+            emigrated,
+            journal,
         })
     }
 
@@ -85,8 +102,13 @@ impl<'a> RootWorker<'a> {
     where
         F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
     {
-        for generation in 0..self.cfg.generations {
+        let first = self.evaluated.len() as u64;
+        for generation in first..self.cfg.generations {
+            // Each generation draws from its own block of the worker's stream, so a resumed worker
+            // continues exactly where the interrupted one was, without saving generator state.
+            self.rng.set_word_pos(u128::from(generation) << 40);
             let mut ind = self.breed(generation)?;
+            self.log(|| Event::Bred { ind: ind.clone() })?;
             if let Some(wc) = reborrow(&mut worker_comm) {
                 let mut bytes = encode(&Some(ind.clone()));
                 wc.broadcast(0, &mut bytes)?;
@@ -104,6 +126,7 @@ impl<'a> RootWorker<'a> {
                 comm: reborrow(&mut worker_comm),
             };
             evaluate(loss, self.space, &mut ind, &mut ctx);
+            self.log(|| Event::Eval { ind: ind.clone() })?; // before anyone hears of it
             self.population.insert(ind.clone());
             self.publish(roots, &ind)?;
             self.evaluated.push(ind);
@@ -119,7 +142,21 @@ impl<'a> RootWorker<'a> {
                 p.tick(generation + 1, &self.population);
             }
         }
-        drain_to_quiescence(roots, self)
+        drain_to_quiescence(roots, self)?;
+        let generations = self.evaluated.len() as u64;
+        self.log(|| Event::Done { generations })?;
+        if let Some(j) = self.journal.as_mut() {
+            j.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Append an event to the journal, if checkpointing (the event is built only then).
+    fn log(&mut self, event: impl FnOnce() -> Event) -> Result<()> {
+        match self.journal.as_mut() {
+            Some(j) => j.append(&event()),
+            None => Ok(()),
+        }
     }
 
     fn breed(&mut self, generation: u64) -> Result<Individual> {
@@ -177,6 +214,7 @@ impl<'a> RootWorker<'a> {
         if ids.is_empty() {
             return Ok(());
         }
+        self.log(|| Event::Deact { ids: ids.clone() })?;
         let bytes = encode(&Message::Deactivate(ids));
         for peer in self.island_peers() {
             self.send(roots, peer, bytes.clone())?;
@@ -187,7 +225,8 @@ impl<'a> RootWorker<'a> {
     /// Arrivals from another island. With pollination, the worker responsible for an immigrant
     /// replaces one of its own individuals per immigrant that became active (the reference reset
     /// its counter inside the loop and replaced at most one per batch).
-    fn immigrate(&mut self, roots: &mut dyn Communicator, list: Vec<Individual>) -> Result<()> {
+    fn immigrate(&mut self, roots: &mut dyn Communicator, from: usize, list: Vec<Individual>) -> Result<()> {
+        self.log(|| Event::Immig { from: from as u32, ids: list.iter().map(|i| (i.id, i.migration_steps)).collect() })?;
         let mut mine_new = Vec::new();
         for ind in list {
             let (id, current) = (ind.id, ind.current);
@@ -240,16 +279,17 @@ impl<'a> RootWorker<'a> {
         };
         chosen.shuffle(&mut self.rng);
         let departed: Vec<_> = chosen.iter().map(|i| (i.id, i.migration_steps)).collect();
-        for &(id, steps) in &departed {
-            self.population.deactivate(id, steps);
-        }
-        self.broadcast_deactivation(roots, departed)?;
+        // Arrivals are journaled before departures: a kill in between leaves an individual on two
+        // islands after resume, never on none.
         let mut rest = chosen.into_iter();
         for (target, &n) in row.iter().enumerate().filter(|(_, n)| **n > 0) {
             let group: Vec<Individual> = rest.by_ref().take(n).collect();
             self.send_migrants(roots, target, group)?;
         }
-        Ok(())
+        for &(id, steps) in &departed {
+            self.population.deactivate(id, steps);
+        }
+        self.broadcast_deactivation(roots, departed)
     }
 
     fn send_migrants(&mut self, roots: &mut dyn Communicator, target: usize, group: Vec<Individual>) -> Result<()> {
@@ -264,6 +304,7 @@ impl<'a> RootWorker<'a> {
             })
             .collect();
         self.emigrated += moved.len() as u64;
+        self.log(|| Event::Emig { to: target as u32, inds: moved.clone() })?;
         let bytes = encode(&Message::Migrants(moved));
         for w in self.layout.island_workers(target) {
             self.send(roots, w, bytes.clone())?;
@@ -287,7 +328,7 @@ impl DataHandler for RootWorker<'_> {
                     self.population.deactivate(id, steps);
                 }
             }
-            Message::Migrants(list) => self.immigrate(roots, list)?,
+            Message::Migrants(list) => self.immigrate(roots, from, list)?,
         }
         Ok(())
     }

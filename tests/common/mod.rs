@@ -85,8 +85,13 @@ pub fn propulate_raw(transport: Transport, np: usize, args: &[&str], out: Option
         }
     };
     cmd.args(args).arg("--quiet");
-    if let Some(out) = out {
-        cmd.arg("--out").arg(out);
+    match out {
+        Some(out) => {
+            cmd.arg("--out").arg(out).arg("--checkpoint").arg(out.join("checkpoint"));
+        }
+        None => {
+            cmd.arg("--no-checkpoint");
+        }
     }
     run_with_timeout(cmd, Duration::from_secs(300))
 }

@@ -1,0 +1,170 @@
+//! Reading a checkpoint back: the manifest, then every journal segment in order. A torn last line
+//! (a kill in the middle of a write) is ignored with a warning; anything else that does not parse,
+//! or breaks a worker's generation sequence, is an error naming the file and the byte offset.
+//! Reading never modifies the directory.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::manifest::MANIFEST;
+use super::{Event, Manifest, parse_segment_name};
+use crate::error::{Error, Result};
+use crate::individual::{Individual, IndividualId};
+use crate::layout::{IslandSpec, Layout};
+use crate::population::Population;
+
+/// What one worker's journals say.
+#[derive(Debug, Clone, Default)]
+pub struct WorkerJournal {
+    /// Its evaluations, in generation order (generation k at index k).
+    pub evaluated: Vec<Individual>,
+    /// Bred but not evaluated when the journal ends (bred again on resume).
+    pub in_flight: Vec<Individual>,
+    /// Migrants it sent: (target island, migrants as received).
+    pub emigrations: Vec<(u32, Vec<Individual>)>,
+    /// Deactivations it initiated on its island.
+    pub deactivations: Vec<(IndividualId, u32)>,
+    /// True if its last run ended cleanly.
+    pub done: bool,
+}
+
+/// A whole checkpoint, read.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// The layout recorded in the manifest.
+    pub layout: Layout,
+    /// One entry per worker of the recorded layout.
+    pub workers: Vec<WorkerJournal>,
+    /// Torn tails that were ignored.
+    pub warnings: Vec<String>,
+}
+
+/// Files a checkpoint directory may hold besides the manifest and journals (the report's outputs).
+const ALLOWED: [&str; 5] = ["manifest.json.tmp", "best.json", "trials.csv", "trials.jsonl", "best.json.tmp"];
+
+/// Read the checkpoint in `dir`. `Ok(None)` if there is none yet (no directory, or an empty one).
+/// A directory with other files and no manifest is refused, so that a typo cannot make a run write
+/// its journals among someone's data.
+pub fn read_checkpoint(dir: &Path) -> Result<Option<Replay>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut segments: BTreeMap<(usize, u32), PathBuf> = BTreeMap::new();
+    let mut has_manifest = false;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name == MANIFEST {
+            has_manifest = true;
+        } else if let Some(key) = parse_segment_name(&name) {
+            segments.insert(key, entry.path());
+        } else if !ALLOWED.contains(&name.as_str()) {
+            return Err(Error::Checkpoint(format!(
+                "{} is not part of a propulate-rs checkpoint; use an empty or new directory for --checkpoint",
+                entry.path().display()
+            )));
+        }
+    }
+    if !has_manifest {
+        if let Some(path) = segments.values().next() {
+            return Err(Error::Checkpoint(format!(
+                "{} holds journals (e.g. {}) but no {MANIFEST}; the checkpoint is incomplete and cannot be resumed",
+                dir.display(),
+                path.display()
+            )));
+        }
+        return Ok(None);
+    }
+    let manifest = Manifest::read(dir)?;
+    let l = &manifest.layout;
+    let layout = Layout::new(l.world_size, l.ranks_per_worker, &IslandSpec::Sizes(l.island_sizes.clone()))
+        .map_err(|e| Error::Checkpoint(format!("{}: invalid layout: {e}", dir.join(MANIFEST).display())))?;
+    let mut workers = vec![WorkerJournal::default(); layout.workers()];
+    let mut warnings = Vec::new();
+    for ((worker, _), path) in &segments {
+        let journal = workers.get_mut(*worker).ok_or_else(|| {
+            Error::Checkpoint(format!(
+                "{}: worker {worker} does not exist in the manifest's layout of {} workers",
+                path.display(),
+                layout.workers()
+            ))
+        })?;
+        read_segment(path, *worker, journal, &mut warnings)?;
+    }
+    for w in &mut workers {
+        let next = w.evaluated.len() as u64;
+        w.in_flight.retain(|i| i.id.generation >= next);
+    }
+    Ok(Some(Replay { manifest, layout, workers, warnings }))
+}
+
+fn read_segment(path: &Path, worker: usize, j: &mut WorkerJournal, warnings: &mut Vec<String>) -> Result<()> {
+    let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
+    let mut offset = 0usize;
+    let corrupt = |offset: usize, what: String| {
+        Error::Checkpoint(format!("{}: corrupted record at byte offset {offset}: {what}", path.display()))
+    };
+    while offset < bytes.len() {
+        let Some(len) = bytes[offset..].iter().position(|&b| b == b'\n') else {
+            warnings.push(format!(
+                "{}: ignoring a torn last record at byte offset {offset} ({} bytes; the run was killed while writing it)",
+                path.display(),
+                bytes.len() - offset
+            ));
+            break;
+        };
+        let line = &bytes[offset..offset + len];
+        let event: Event = serde_json::from_slice(line).map_err(|e| corrupt(offset, e.to_string()))?;
+        match event {
+            Event::Bred { ind } => j.in_flight.push(ind),
+            Event::Eval { ind } => {
+                let expected = j.evaluated.len() as u64;
+                if ind.id.worker as usize != worker || ind.id.generation != expected {
+                    return Err(corrupt(
+                        offset,
+                        format!("evaluation {} where worker {worker}'s generation {expected} was expected", ind.id),
+                    ));
+                }
+                j.evaluated.push(ind);
+                j.done = false;
+            }
+            Event::Emig { to, inds } => j.emigrations.push((to, inds)),
+            Event::Deact { ids } => j.deactivations.extend(ids),
+            Event::Immig { .. } => {}
+            Event::Done { .. } => j.done = true,
+        }
+        offset += len + 1;
+    }
+    Ok(())
+}
+
+/// The active population of `island` as every worker of it would hold it once every message had
+/// been delivered: its workers' evaluations, the migrants sent to it, minus its deactivations.
+pub fn island_population(replay: &Replay, island: usize) -> Population {
+    let mut pop = Population::new();
+    for w in replay.layout.island_workers(island) {
+        for ind in &replay.workers[w].evaluated {
+            pop.insert(ind.clone());
+        }
+    }
+    for j in &replay.workers {
+        for (to, inds) in &j.emigrations {
+            if *to as usize == island {
+                for ind in inds {
+                    pop.insert(ind.clone());
+                }
+            }
+        }
+    }
+    for w in replay.layout.island_workers(island) {
+        for (id, steps) in &replay.workers[w].deactivations {
+            pop.deactivate(*id, *steps);
+        }
+    }
+    pop
+}

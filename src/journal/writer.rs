@@ -1,0 +1,96 @@
+//! Appending events to a worker's journal segment: one `write` per line, so a kill leaves at most
+//! one torn line at the end; `fsync` as often as the policy says.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Event, parse_segment_name, segment_name};
+use crate::error::{Error, Result};
+
+/// When journal lines are forced to disk. Every line is handed to the kernel at once, so a killed
+/// process loses nothing under any policy; the policy matters when the node itself goes down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FsyncPolicy {
+    /// Leave it to the kernel.
+    Never,
+    /// At most every this many milliseconds, and at the clean end (the default: 1000 ms).
+    IntervalMs(u64),
+    /// After every line.
+    Always,
+}
+
+impl Default for FsyncPolicy {
+    fn default() -> Self {
+        FsyncPolicy::IntervalMs(1000)
+    }
+}
+
+impl FromStr for FsyncPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "never" => Ok(FsyncPolicy::Never),
+            "always" => Ok(FsyncPolicy::Always),
+            other => {
+                other.strip_suffix("ms").and_then(|n| n.parse().ok()).map(FsyncPolicy::IntervalMs).ok_or_else(|| {
+                    format!("fsync policy must be never, always or an interval like 1000ms, got '{other}'")
+                })
+            }
+        }
+    }
+}
+
+/// The open journal segment of one worker.
+pub struct JournalWriter {
+    file: File,
+    path: PathBuf,
+    policy: FsyncPolicy,
+    last_sync: Instant,
+    line: Vec<u8>,
+}
+
+impl JournalWriter {
+    /// Open a new segment for `worker` in `dir`, after the ones already there.
+    pub fn create(dir: &Path, worker: usize, policy: FsyncPolicy) -> Result<Self> {
+        let next = std::fs::read_dir(dir)
+            .map_err(|e| Error::io(dir, e))?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| parse_segment_name(&e.file_name().to_string_lossy()))
+            .filter(|(w, _)| *w == worker)
+            .map(|(_, s)| s + 1)
+            .max()
+            .unwrap_or(0);
+        let path = dir.join(segment_name(worker, next));
+        let file = OpenOptions::new().append(true).create_new(true).open(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(JournalWriter { file, path, policy, last_sync: Instant::now(), line: Vec::with_capacity(512) })
+    }
+
+    /// Append one event.
+    pub fn append(&mut self, event: &Event) -> Result<()> {
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, event).expect("events serialize");
+        self.line.push(b'\n');
+        self.file.write_all(&self.line).map_err(|e| Error::io(&self.path, e))?;
+        match self.policy {
+            FsyncPolicy::Never => Ok(()),
+            FsyncPolicy::Always => self.sync(),
+            FsyncPolicy::IntervalMs(ms) => {
+                if self.last_sync.elapsed() >= Duration::from_millis(ms) {
+                    self.sync()?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Force everything written so far to disk.
+    pub fn sync(&mut self) -> Result<()> {
+        self.last_sync = Instant::now();
+        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
+    }
+}

@@ -1,0 +1,296 @@
+//! Checkpoint and resume: exact continuation on one rank, kill -9 of the whole job or of one rank at
+//! random moments, torn and corrupted journals, mismatched resumes, and the report.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, mpirun, run_with_timeout};
+use propulate::journal::read_checkpoint;
+use propulate::{Optimizer, SearchSpace};
+
+/// (worker, generation) -> (values, loss bits) of every recorded evaluation.
+type Trials = BTreeMap<(u32, u64), (String, u64)>;
+
+fn trials(dir: &Path) -> Trials {
+    let replay = read_checkpoint(dir).unwrap().expect("a checkpoint");
+    replay
+        .workers
+        .iter()
+        .flat_map(|j| &j.evaluated)
+        .map(|i| ((i.id.worker, i.id.generation), (format!("{:?}", i.values), i.loss.to_bits())))
+        .collect()
+}
+
+/// A small xorshift for kill moments; its seed is printed so a failure can be replayed.
+struct Moments(u64);
+impl Moments {
+    fn new() -> Self {
+        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1;
+        eprintln!("kill-moment seed: {seed}");
+        Moments(seed)
+    }
+    fn ms(&mut self, lo: u64, hi: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        lo + self.0 % (hi - lo)
+    }
+}
+
+fn spawn(mut cmd: Command) -> Child {
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn")
+}
+
+fn children(pid: u32) -> Vec<u32> {
+    let out = Command::new("pgrep").arg("-P").arg(pid.to_string()).output().expect("pgrep");
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
+fn kill9(pid: u32) {
+    let _ = Command::new("kill").arg("-9").arg(pid.to_string()).stderr(Stdio::null()).status();
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+}
+
+fn wait_gone(pids: &[u32]) {
+    let start = Instant::now();
+    while pids.iter().any(|&p| alive(p)) {
+        assert!(start.elapsed() < Duration::from_secs(30), "processes {pids:?} survived kill -9");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn run_args<'a>(dir: &'a Path, extra: &[&'a str]) -> Vec<String> {
+    let mut v: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    v.extend(["--checkpoint".into(), dir.display().to_string(), "--quiet".into()]);
+    v
+}
+
+#[test]
+fn a_killed_and_resumed_run_on_one_rank_gives_exactly_the_uninterrupted_trials() {
+    let base = ["--local-ranks", "1", "--function", "rastrigin", "--generations", "300", "--seed", "11"];
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let mut cmd = Command::new(bin());
+    cmd.args(run_args(&a, &base));
+    assert!(run_with_timeout(cmd, Duration::from_secs(120)).status.success());
+
+    let slow: Vec<&str> = base.iter().copied().chain(["--eval-delay-ms", "1"]).collect();
+    let mut moments = Moments::new();
+    let mut interrupted = 0;
+    for _ in 0..4 {
+        let mut cmd = Command::new(bin());
+        cmd.args(run_args(&b, &slow));
+        let mut child = spawn(cmd);
+        std::thread::sleep(Duration::from_millis(moments.ms(20, 150)));
+        if child.try_wait().unwrap().is_none() {
+            interrupted += 1;
+        }
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+    }
+    assert!(interrupted >= 2, "the kills came too late to test anything");
+    let mut cmd = Command::new(bin());
+    cmd.args(run_args(&b, &slow));
+    assert!(run_with_timeout(cmd, Duration::from_secs(120)).status.success());
+    let (ta, tb) = (trials(&a), trials(&b));
+    assert_eq!(ta.len(), 300);
+    assert_eq!(tb.len(), 300);
+    if let Some((key, value)) = ta.iter().find(|(k, v)| tb.get(k) != Some(v)) {
+        panic!("resumed run diverged at {key:?}:\nuninterrupted {value:?}\nresumed       {:?}", tb.get(key));
+    }
+}
+
+#[test]
+fn kill_9_of_the_job_or_of_one_rank_loses_and_duplicates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ck");
+    let args = run_args(&dir, &["--islands", "2", "--generations", "250", "--eval-delay-ms", "1", "--seed", "4"]);
+    let mut moments = Moments::new();
+    let mut seen: Vec<Trials> = Vec::new();
+    for round in 0..4 {
+        let mut cmd = mpirun(4);
+        cmd.arg(bin()).args(&args);
+        let mut job = spawn(cmd);
+        std::thread::sleep(Duration::from_millis(moments.ms(250, 700)));
+        let ranks = children(job.id());
+        if round % 2 == 0 {
+            // The whole job: every rank by pid (OpenMPI ranks survive the death of mpirun), then mpirun.
+            for &r in &ranks {
+                kill9(r);
+            }
+            let _ = job.kill();
+        } else if let Some(&one) = ranks.get(moments.ms(0, ranks.len().max(1) as u64) as usize) {
+            kill9(one); // a single rank dies; mpirun must take the job down
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while job.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = job.kill();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for &r in &ranks {
+            kill9(r);
+        }
+        wait_gone(&ranks);
+        if dir.join("manifest.json").exists() {
+            seen.push(trials(&dir));
+        }
+    }
+    let mut cmd = mpirun(4);
+    cmd.arg(bin()).args(&args);
+    let out = run_with_timeout(cmd, Duration::from_secs(300));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("islands consistent: yes"));
+
+    // read_checkpoint checks that each worker's generations run 0, 1, 2, ... without gap or repeat.
+    let replay = read_checkpoint(&dir).unwrap().unwrap();
+    for (w, j) in replay.workers.iter().enumerate() {
+        assert_eq!(j.evaluated.len(), 250, "worker {w} did not do exactly its budget");
+        assert!(j.done);
+    }
+    let last = trials(&dir);
+    for (k, snapshot) in seen.iter().enumerate() {
+        for (key, value) in snapshot {
+            assert_eq!(last.get(key), Some(value), "evaluation {key:?} recorded before kill {k} was lost or changed");
+        }
+    }
+    assert!(seen.iter().any(|s| !s.is_empty() && s.len() < 1000), "no kill landed in the middle of the run");
+}
+
+fn space() -> SearchSpace {
+    SearchSpace::builder().float("x", -2.0, 2.0).int("n", 0, 9).build().unwrap()
+}
+
+fn small_run(dir: &Path, generations: u64) {
+    Optimizer::new(space())
+        .generations(generations)
+        .islands(2)
+        .checkpoint(dir)
+        .run_local(4, |p, _| Ok(p.float("x").powi(2) + p.int("n") as f64))
+        .unwrap();
+}
+
+#[test]
+fn more_generations_continue_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    small_run(tmp.path(), 30);
+    small_run(tmp.path(), 50);
+    let replay = read_checkpoint(tmp.path()).unwrap().unwrap();
+    assert!(replay.workers.iter().all(|j| j.evaluated.len() == 50 && j.done));
+}
+
+fn listing(dir: &Path) -> BTreeSet<(String, Vec<u8>)> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().to_string(), std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn an_incompatible_resume_names_every_difference_and_touches_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ck");
+    let mut cmd = Command::new(bin());
+    cmd.args(run_args(&dir, &["--local-ranks", "4", "--islands", "2", "--generations", "20"]));
+    assert!(run_with_timeout(cmd, Duration::from_secs(60)).status.success());
+    let before = listing(&dir);
+    let mut cmd = mpirun(6);
+    cmd.arg(bin())
+        .args(run_args(&dir, &["--islands", "3", "--seed", "9", "--function", "leon", "--generations", "20"]));
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    for expected in [
+        "holds a different run",
+        "number of workers: checkpoint has 4, this run has 6",
+        "islands: checkpoint has sizes [2, 2], this run has [2, 2, 2]",
+        "seed: checkpoint has 0, this run has 9",
+        "function: checkpoint has \"sphere\", this run has \"leon\"",
+        "search space",
+    ] {
+        assert!(err.contains(expected), "missing '{expected}' in:\n{err}");
+    }
+    assert_eq!(before, listing(&dir), "a refused resume changed the checkpoint");
+}
+
+#[test]
+fn torn_tails_are_ignored_and_corruption_is_an_error_with_file_and_offset() {
+    let tmp = tempfile::tempdir().unwrap();
+    small_run(tmp.path(), 20);
+    let journal = tmp.path().join("worker-00001.0000.jsonl");
+    let original = std::fs::read(&journal).unwrap();
+
+    // A kill in the middle of a write: the last line has no newline.
+    let mut torn = original.clone();
+    torn.extend_from_slice(b"{\"e\":\"eval\",\"ind\":{\"val");
+    std::fs::write(&journal, &torn).unwrap();
+    let replay = read_checkpoint(tmp.path()).unwrap().unwrap();
+    assert_eq!(replay.workers[1].evaluated.len(), 20);
+    assert!(replay.warnings[0].contains("worker-00001.0000.jsonl") && replay.warnings[0].contains("torn"));
+    let before = listing(tmp.path());
+    small_run(tmp.path(), 25); // resumes past the torn line, in a new segment
+    let after = listing(tmp.path());
+    assert!(before.is_subset(&after), "resume rewrote or deleted journal data");
+    assert_eq!(read_checkpoint(tmp.path()).unwrap().unwrap().workers[1].evaluated.len(), 25);
+
+    // Garbage before the tail is corruption.
+    let mut bad = original.clone();
+    let cut = original.iter().position(|&b| b == b'\n').unwrap() + 1;
+    bad.splice(cut..cut + 5, b"#####".iter().copied());
+    std::fs::write(&journal, &bad).unwrap();
+    let e = read_checkpoint(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("worker-00001.0000.jsonl") && e.contains(&format!("byte offset {cut}")), "{e}");
+
+    // A missing manifest, a foreign file.
+    std::fs::write(&journal, &original).unwrap();
+    std::fs::rename(tmp.path().join("manifest.json"), tmp.path().join("manifest.json.tmp")).unwrap();
+    let e = read_checkpoint(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("no manifest.json"), "{e}");
+    std::fs::rename(tmp.path().join("manifest.json.tmp"), tmp.path().join("manifest.json")).unwrap();
+    std::fs::write(tmp.path().join("data.csv"), "a,b\n").unwrap();
+    let e = read_checkpoint(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("data.csv") && e.contains("not part of a propulate-rs checkpoint"), "{e}");
+    std::fs::write(tmp.path().join("manifest.json"), "{\"format\": \"something-else\"}").unwrap();
+    std::fs::remove_file(tmp.path().join("data.csv")).unwrap();
+    let e = read_checkpoint(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("manifest.json") && e.contains("not a propulate-rs checkpoint"), "{e}");
+}
+
+#[test]
+fn report_summarizes_an_unfinished_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ck");
+    let mut cmd = Command::new(bin());
+    cmd.args(run_args(&dir, &["--local-ranks", "2", "--generations", "2000", "--eval-delay-ms", "1"]));
+    let mut child = spawn(cmd);
+    std::thread::sleep(Duration::from_millis(400));
+    let _ = child.kill();
+    let _ = child.wait();
+    let out_dir = tmp.path().join("report");
+    let mut cmd = Command::new(bin());
+    cmd.arg("report").arg(&dir).arg("--out").arg(&out_dir).args(["--top-n", "2"]);
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("interrupted or running"), "{stdout}");
+    let recorded = trials(&dir).len();
+    assert!(recorded > 0 && recorded < 4000);
+    let csv = std::fs::read_to_string(out_dir.join("trials.csv")).unwrap();
+    assert_eq!(csv.lines().count() - 1, recorded);
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("best.json")).unwrap()).unwrap();
+    assert_eq!(best["function"], "sphere");
+    assert!(best["params"]["x0"].is_number());
+}
