@@ -66,17 +66,24 @@ fn fingerprint(ids: &[IndividualId]) -> u64 {
     h
 }
 
+/// What one worker root brings to the summary.
+pub(crate) struct RootOutcome<'a> {
+    pub island: usize,
+    pub population: &'a Population,
+    pub evaluated: Vec<Individual>,
+    pub emigrated: u64,
+    pub resumed: u64,
+    pub wall_s: f64,
+}
+
 /// Combine the roots' views (collective over the roots' communicator).
 pub(crate) fn summarize(
     roots: &mut dyn Communicator,
     layout: &Layout,
-    island: usize,
-    population: &Population,
-    evaluated: Vec<Individual>,
-    (emigrated, resumed): (u64, u64),
     top_n: usize,
-    wall_s: f64,
+    outcome: RootOutcome<'_>,
 ) -> Result<RunResult> {
+    let RootOutcome { island, population, evaluated, emigrated, resumed, wall_s } = outcome;
     let ids = population.active_ids_sorted();
     let report = RootReport {
         island,
