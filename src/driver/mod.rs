@@ -109,16 +109,15 @@ where
     w.run(roots, reborrow(&mut worker_comm), loss, &mut progress)?;
     let wall_s = start.elapsed().as_secs_f64();
     let evaluated = std::mem::take(&mut w.evaluated);
-    let result = summary::summarize(
-        roots,
-        layout,
-        w.island,
-        &w.population,
+    let outcome = summary::RootOutcome {
+        island: w.island,
+        population: &w.population,
         evaluated,
-        (w.emigrated, resumed),
-        cfg.top_n,
+        emigrated: w.emigrated,
+        resumed,
         wall_s,
-    )?;
+    };
+    let result = summary::summarize(roots, layout, cfg.top_n, outcome)?;
     if let Some(wc) = worker_comm {
         // Tell the followers that the run is over, then hand them the result (without trials).
         wc.broadcast(0, &mut encode(&None::<Individual>))?;
