@@ -5,7 +5,9 @@
 
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::journal::{Manifest, Replay, read_checkpoint};
+use crate::journal::{Manifest, Replay, WorkerJournal, inspect_checkpoint, read_worker_journal};
+
+use super::message::{decode, encode};
 use crate::layout::Layout;
 use crate::space::SearchSpace;
 use crate::transport::Communicator;
@@ -22,12 +24,11 @@ fn agree(world: &mut dyn Communicator, mine: Result<()>) -> Result<()> {
     }
 }
 
-fn check(replay: Option<Replay>, cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Result<Option<Replay>> {
-    let Some(replay) = replay else { return Ok(None) };
+fn check(manifest: &Manifest, cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Result<()> {
     let ck = cfg.checkpoint.as_ref().expect("checkpointing is on");
-    let diffs = replay.manifest.differences(cfg, space, layout, &ck.extra);
+    let diffs = manifest.differences(cfg, space, layout, &ck.extra);
     if diffs.is_empty() {
-        return Ok(Some(replay));
+        return Ok(());
     }
     Err(Error::Checkpoint(format!(
         "{} holds a different run; resume it with the same settings or choose another checkpoint directory:\n  - {}",
@@ -39,50 +40,56 @@ fn check(replay: Option<Replay>, cfg: &RunConfig, space: &SearchSpace, layout: &
 /// Returns the replay to resume from (on worker roots), or `None` for a fresh run.
 pub(crate) fn prepare(
     world: &mut dyn Communicator,
+    roots: Option<&mut dyn Communicator>,
     cfg: &RunConfig,
     space: &SearchSpace,
     layout: &Layout,
-    is_root: bool,
 ) -> Result<Option<Replay>> {
     let Some(ck) = &cfg.checkpoint else { return Ok(None) };
-    let first = if world.rank() == 0 {
-        read_checkpoint(&ck.dir).and_then(|r| check(r, cfg, space, layout)).and_then(|r| {
-            match &r {
-                None => Manifest::new(cfg, space, layout, ck.extra.clone()).write(&ck.dir)?,
-                Some(replay) => {
-                    for w in &replay.warnings {
-                        eprintln!("propulate-rs: warning: {w}");
-                    }
-                    let done: usize = replay.workers.iter().map(|j| j.evaluated.len()).sum();
-                    let in_flight: usize = replay.workers.iter().map(|j| j.in_flight.len()).sum();
-                    eprintln!(
-                        "propulate-rs: resuming {}: {done} evaluations recorded, {in_flight} in flight (bred again)",
-                        ck.dir.display()
-                    );
-                }
+    // Rank 0 checks the directory and the manifest (and writes the manifest of a fresh run).
+    let mut fresh = [0.0];
+    let status = if world.rank() == 0 {
+        inspect_checkpoint(&ck.dir).and_then(|m| match m {
+            None => {
+                fresh[0] = 1.0;
+                Manifest::new(cfg, space, layout, ck.extra.clone()).write(&ck.dir)
             }
-            Ok(r)
+            Some(m) => {
+                check(&m, cfg, space, layout)?;
+                eprintln!("propulate-rs: resuming the run in {}", ck.dir.display());
+                Ok(())
+            }
         })
     } else {
-        Ok(None)
+        Ok(())
     };
-    let (first, status) = match first {
-        Ok(r) => (r, Ok(())),
+    agree(world, status)?;
+    world.all_reduce_sum(&mut fresh)?;
+    if fresh[0] > 0.0 {
+        return Ok(None);
+    }
+    // Every worker root reads its own journal (in parallel, each file parsed once), then the roots
+    // share them in binary form.
+    let Some(roots) = roots else {
+        agree(world, Ok(()))?;
+        return Ok(None);
+    };
+    let worker = roots.rank();
+    let mine = inspect_checkpoint(&ck.dir).and_then(|m| {
+        let manifest = m.ok_or_else(|| Error::Checkpoint(format!("{}: the manifest disappeared", ck.dir.display())))?;
+        let (journal, warnings) = read_worker_journal(&ck.dir, worker)?;
+        for w in &warnings {
+            eprintln!("propulate-rs: warning: {w}");
+        }
+        Ok((manifest, journal, warnings))
+    });
+    let (mine, status) = match mine {
+        Ok(m) => (Some(m), Ok(())),
         Err(e) => (None, Err(e)),
     };
     agree(world, status)?;
-    // The others read only now, after rank 0 has written the manifest of a fresh run.
-    let mine = if world.rank() == 0 {
-        Ok(first)
-    } else if is_root {
-        read_checkpoint(&ck.dir).and_then(|r| check(r, cfg, space, layout))
-    } else {
-        Ok(None)
-    };
-    let (replay, status) = match mine {
-        Ok(r) => (r, Ok(())),
-        Err(e) => (None, Err(e)),
-    };
-    agree(world, status)?;
-    Ok(replay)
+    let (manifest, journal, warnings) = mine.expect("agreed above");
+    let journals: Vec<WorkerJournal> =
+        roots.all_gather(encode(&journal))?.iter().enumerate().map(|(w, b)| decode(b, w)).collect::<Result<_>>()?;
+    Ok(Some(Replay { manifest, layout: layout.clone(), workers: journals, warnings }))
 }

@@ -64,7 +64,7 @@ where
         if layout.ranks_per_worker() > 1 { world.split(Some(layout.worker_of_rank(rank) as u32), rank)? } else { None };
     let mut roots = world.split(is_root.then_some(0), rank)?;
     let device = LaunchInfo::detect().device();
-    let replay = checkpoint::prepare(world, cfg, space, &layout, is_root)?;
+    let replay = checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout)?;
     world.barrier()?;
     let start = Instant::now();
 

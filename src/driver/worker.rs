@@ -108,7 +108,7 @@ impl<'a> RootWorker<'a> {
             // continues exactly where the interrupted one was, without saving generator state.
             self.rng.set_word_pos(u128::from(generation) << 40);
             let mut ind = self.breed(generation)?;
-            self.log(|| Event::Bred { ind: ind.clone() })?;
+            self.log(|| Event::Bred { id: ind.id, values: ind.values.clone() })?;
             if let Some(wc) = reborrow(&mut worker_comm) {
                 let mut bytes = encode(&Some(ind.clone()));
                 wc.broadcast(0, &mut bytes)?;

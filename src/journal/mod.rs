@@ -11,12 +11,16 @@ mod replay;
 mod writer;
 
 pub use manifest::{CheckpointLayout, FORMAT, Manifest, VERSION};
-pub use replay::{Replay, WorkerJournal, island_population, read_checkpoint};
+pub use replay::{
+    Replay, Scope, WorkerJournal, inspect_checkpoint, island_population, read_checkpoint, read_checkpoint_scoped,
+    read_worker_journal,
+};
 pub use writer::{FsyncPolicy, JournalWriter};
 
 use serde::{Deserialize, Serialize};
 
 use crate::individual::{Individual, IndividualId};
+use crate::space::Value;
 
 /// One line of a worker's journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,8 +28,10 @@ use crate::individual::{Individual, IndividualId};
 pub enum Event {
     /// A child was bred and its evaluation starts (not yet evaluated).
     Bred {
-        /// The child (loss null).
-        ind: Individual,
+        /// The child's identity.
+        id: IndividualId,
+        /// The child's values, in parameter order.
+        values: Vec<Value>,
     },
     /// An evaluation finished (written before the result is sent to anyone).
     Eval {

@@ -146,6 +146,32 @@ impl Communicator for MpiComm {
         root_process.broadcast_into(&mut data[..]);
         Ok(())
     }
+    fn all_gather(&mut self, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
+        // Native MPI_Allgatherv: the portable point-to-point version took 28 s for 120 MB on 8
+        // oversubscribed ranks (resume of a million-evaluation journal), this one about a second.
+        let len = bytes.len() as u64;
+        let mut lens = vec![0u64; self.size()];
+        self.comm.all_gather_into(&len, &mut lens[..]);
+        let total: u64 = lens.iter().sum();
+        if total > i32::MAX as u64 {
+            return Err(Error::Transport(format!("all_gather of {total} bytes exceeds MPI's 2 GiB count limit")));
+        }
+        let counts: Vec<mpi::Count> = lens.iter().map(|&l| l as mpi::Count).collect();
+        let displs: Vec<mpi::Count> = counts
+            .iter()
+            .scan(0, |acc, &c| {
+                let d = *acc;
+                *acc += c;
+                Some(d)
+            })
+            .collect();
+        let mut buf = vec![0u8; total as usize];
+        {
+            let mut partition = mpi::datatype::PartitionMut::new(&mut buf[..], &counts[..], &displs[..]);
+            self.comm.all_gather_varcount_into(&bytes[..], &mut partition);
+        }
+        Ok(displs.iter().zip(&counts).map(|(&d, &c)| buf[d as usize..(d + c) as usize].to_vec()).collect())
+    }
     fn all_reduce_sum(&mut self, values: &mut [f64]) -> Result<()> {
         let send = values.to_vec();
         self.comm.all_reduce_into(&send[..], values, mpi::collective::SystemOperation::sum());
