@@ -108,7 +108,15 @@ impl<'a> RootWorker<'a> {
             // continues exactly where the interrupted one was, without saving generator state.
             self.rng.set_word_pos(u128::from(generation) << 40);
             let mut ind = self.breed(generation)?;
-            self.log(|| Event::Bred { id: ind.id, values: ind.values.clone() })?;
+            // A `bred` record says what a worker was evaluating when it died; worth its own write
+            // for slow losses, batched with the `eval` record for fast ones (one write fewer).
+            if let Some(j) = self.journal.as_mut() {
+                let bred = Event::Bred { id: ind.id, values: ind.values.clone() };
+                match self.evaluated.last() {
+                    Some(prev) if prev.duration_s < 1e-3 => j.defer(&bred),
+                    _ => j.append(&bred)?,
+                }
+            }
             if let Some(wc) = reborrow(&mut worker_comm) {
                 let mut bytes = encode(&Some(ind.clone()));
                 wc.broadcast(0, &mut bytes)?;
@@ -226,7 +234,9 @@ impl<'a> RootWorker<'a> {
     /// replaces one of its own individuals per immigrant that became active (the reference reset
     /// its counter inside the loop and replaced at most one per batch).
     fn immigrate(&mut self, roots: &mut dyn Communicator, from: usize, list: Vec<Individual>) -> Result<()> {
-        self.log(|| Event::Immig { from: from as u32, ids: list.iter().map(|i| (i.id, i.migration_steps)).collect() })?;
+        if let Some(j) = self.journal.as_mut() {
+            j.defer(&Event::Immig { from: from as u32, ids: list.iter().map(|i| (i.id, i.migration_steps)).collect() });
+        }
         let mut mine_new = Vec::new();
         for ind in list {
             let (id, current) = (ind.id, ind.current);

@@ -70,12 +70,12 @@ impl JournalWriter {
         Ok(JournalWriter { file, path, policy, last_sync: Instant::now(), line: Vec::with_capacity(512) })
     }
 
-    /// Append one event.
+    /// Append one event now (with any deferred ones before it, in the same `write`).
     pub fn append(&mut self, event: &Event) -> Result<()> {
-        self.line.clear();
         serde_json::to_writer(&mut self.line, event).expect("events serialize");
         self.line.push(b'\n');
         self.file.write_all(&self.line).map_err(|e| Error::io(&self.path, e))?;
+        self.line.clear();
         match self.policy {
             FsyncPolicy::Never => Ok(()),
             FsyncPolicy::Always => self.sync(),
@@ -86,6 +86,13 @@ impl JournalWriter {
                 Ok(())
             }
         }
+    }
+
+    /// Queue an informational event (nothing is resumed from it) to go out with the next `append`:
+    /// one system call fewer per received migrant batch. A kill can lose the queued events.
+    pub fn defer(&mut self, event: &Event) {
+        serde_json::to_writer(&mut self.line, event).expect("events serialize");
+        self.line.push(b'\n');
     }
 
     /// Force everything written so far to disk.
