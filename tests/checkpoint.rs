@@ -41,6 +41,27 @@ impl Moments {
     }
 }
 
+/// Evaluations recorded so far in the checkpoint `dir` (counting lines; the journals may be mid-write).
+fn recorded(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("worker-"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().matches(r#"{"e":"eval""#).count())
+        .sum()
+}
+
+/// Wait until the run in `dir` has recorded at least `n` evaluations, so that a kill lands mid-run
+/// however slow the machine is; then a random extra moment.
+fn wait_for(dir: &Path, n: usize, child: &mut Child, moments: &mut Moments) {
+    let start = Instant::now();
+    while recorded(dir) < n && child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(120), "the run never recorded {n} evaluations");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(moments.ms(0, 60)));
+}
+
 fn spawn(mut cmd: Command) -> Child {
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn")
 }
@@ -86,10 +107,11 @@ fn a_killed_and_resumed_run_on_one_rank_gives_exactly_the_uninterrupted_trials()
     let mut moments = Moments::new();
     let mut interrupted = 0;
     for _ in 0..4 {
+        let before = recorded(&b);
         let mut cmd = Command::new(bin());
         cmd.args(run_args(&b, &slow));
         let mut child = spawn(cmd);
-        std::thread::sleep(Duration::from_millis(moments.ms(20, 150)));
+        wait_for(&b, before + 30, &mut child, &mut moments);
         if child.try_wait().unwrap().is_none() {
             interrupted += 1;
         }
@@ -118,8 +140,9 @@ fn kill_9_of_the_job_or_of_one_rank_loses_and_duplicates_nothing() {
     for round in 0..4 {
         let mut cmd = mpirun(4);
         cmd.arg(bin()).args(&args);
+        let before = recorded(&dir);
         let mut job = spawn(cmd);
-        std::thread::sleep(Duration::from_millis(moments.ms(250, 700)));
+        wait_for(&dir, before + 60, &mut job, &mut moments);
         let ranks = children(job.id());
         if round % 2 == 0 {
             // The whole job: every rank by pid (OpenMPI ranks survive the death of mpirun), then mpirun.
@@ -163,7 +186,10 @@ fn kill_9_of_the_job_or_of_one_rank_loses_and_duplicates_nothing() {
             assert_eq!(last.get(key), Some(value), "evaluation {key:?} recorded before kill {k} was lost or changed");
         }
     }
-    assert!(seen.iter().any(|s| !s.is_empty() && s.len() < 1000), "no kill landed in the middle of the run");
+    let sizes: Vec<usize> = seen.iter().map(|s| s.len()).collect();
+    // After a single rank dies, the others may finish their budgets before mpirun takes them down,
+    // so not every round interrupts; at least two must have.
+    assert!(sizes.iter().filter(|&&n| n > 0 && n < 1000).count() >= 2, "the kills did not land mid-run: {sizes:?}");
 }
 
 fn space() -> SearchSpace {
@@ -275,7 +301,8 @@ fn report_summarizes_an_unfinished_checkpoint() {
     let mut cmd = Command::new(bin());
     cmd.args(run_args(&dir, &["--local-ranks", "2", "--generations", "2000", "--eval-delay-ms", "1"]));
     let mut child = spawn(cmd);
-    std::thread::sleep(Duration::from_millis(400));
+    let mut moments = Moments::new();
+    wait_for(&dir, 50, &mut child, &mut moments);
     let _ = child.kill();
     let _ = child.wait();
     let out_dir = tmp.path().join("report");
