@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark of propulate-rs against the Python reference (Propulate 1.2.2).
 #
-#   benches/compare_reference.sh            full run (reference throughput alone takes ~2 min,
-#                                           the 2 x 27 quality runs ~15-20 min on 2 cores)
+#   benches/compare_reference.sh            full run, ~25-30 min on 2 cores: the reference's
+#                                           G=1000 throughput run alone takes ~3 min, each of its 27
+#                                           quality runs ~30 s (10-15 s of that is MPI + imports)
 #   QUICK=1 benches/compare_reference.sh    smoke test (~1-2 min)
 #
 # Steps: (a) benches/reference/setup_venv.sh, (b) `cargo build --release` unless the binary
-# exists, (c) the runs, (d) a markdown table on stdout (also saved as summary.md).
+# exists, (c) the runs, (d) a markdown table on stdout (also saved as summary.md), (e) a check
+# that our benchmark functions give the reference's values (check_functions.py).
+# Exit status: 0 all fine, 1 a run failed, 3 a function differs from the reference's.
 #
 # Both implementations get the same ranks, islands, generations (evaluations per worker), seed,
 # pop size (2 x ranks), migration probability 0.9, real migration (POLLINATION=1 for pollination)
@@ -25,10 +28,14 @@
 #               quick "sphere rastrigin"]
 #   POLLINATION [0]  MIGRATION_PROBABILITY [0.9]
 #   SKIP_REFERENCE [0]  SKIP_OURS [0]  SKIP_THROUGHPUT [0]  SKIP_QUALITY [0]  SKIP_SETUP [0]
+#   SKIP_FUNCTION_CHECK [0]  1: skip re-evaluating our trials with the reference's functions
 #   REBUILD [0]     1: run `cargo build --release` even if the binary exists
 #   RUN_TIMEOUT [1800] seconds per mpirun (the reference's blocking sends can deadlock, issue #159)
 #   MPIRUN ["mpirun"]  MPIRUN_ARGS ["--bind-to none"]  OURS_EXTRA_ARGS ["--quiet"]
-#   RESULTS_DIR [bench-results]  RUN_NAME [timestamp]  KEEP_TRIALS [0] (keep ours' trials.* files)
+#   OURS_CHECKPOINT [1]  1: ours checkpoints into a fresh directory per run (like the reference,
+#                        which always writes pickles); 0: --no-checkpoint. No run ever resumes.
+#   RESULTS_DIR [bench-results]  RUN_NAME [timestamp]
+#   KEEP_TRIALS [0]      1: keep ours' trials.* files and checkpoint directories
 #
 # Output: $RESULTS_DIR/$RUN_NAME/results.jsonl (one JSON line per run, both implementations,
 # same keys), raw reference stdout/stderr and ours' best.json per run, summary.md;
@@ -61,6 +68,10 @@ RESULTS_DIR="${RESULTS_DIR:-bench-results}"
 RUN_NAME="${RUN_NAME:-compare-$(date +%Y%m%d-%H%M%S)}"
 VENV="${VENV:-$REPO_ROOT/.venv-ref}"
 OURS_BIN="${OURS_BIN:-$REPO_ROOT/target/release/propulate-rs}"
+# 1: ours checkpoints into a fresh per-run directory (the reference always writes pickle
+# checkpoints, so this is the like-for-like setting); 0: --no-checkpoint.
+OURS_CHECKPOINT="${OURS_CHECKPOINT:-1}"
+OURS_HAS_CHECKPOINT=0
 
 # Running as root in containers, and more ranks than cores.
 export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"
@@ -102,6 +113,7 @@ if [[ "${SKIP_OURS:-0}" != "1" ]]; then
         cargo build --release >&2 || { log "error: cargo build failed"; exit 1; }
     fi
     [[ -x "$OURS_BIN" ]] || { log "error: $OURS_BIN not found"; exit 1; }
+    if "$OURS_BIN" --help 2>/dev/null | grep -q -- '--no-checkpoint'; then OURS_HAS_CHECKPOINT=1; fi
 fi
 
 # ---------------------------------------------------------------- (c) runs
@@ -119,6 +131,7 @@ run_reference() { # phase function generations seed
     local phase=$1 fn=$2 g=$3 seed=$4
     local tag="${phase}-${fn}-g${g}-s${seed}"
     local so="$OUT/reference/$tag.out" se="$OUT/reference/$tag.err"
+    local load; load="$(cut -d' ' -f1 /proc/loadavg)"
     log "reference: $fn ranks=$RANKS islands=$ISLANDS G=$g seed=$seed"
     # shellcheck disable=SC2086
     timeout --kill-after=15 "$RUN_TIMEOUT" "$MPIRUN" -np "$RANKS" $MPIRUN_ARGS \
@@ -131,9 +144,10 @@ run_reference() { # phase function generations seed
         log "  FAILED (rc=$rc), see $se"; tail -n 5 "$se" >&2
         record_failure reference "$phase" "$fn" "$g" "$seed" "$rc" "$se"; return
     fi
-    python3 - "$phase" "$line" >> "$RESULTS" <<'EOF'
+    python3 - "$phase" "$line" "$load" >> "$RESULTS" <<'EOF'
 import json, sys
 rec = json.loads(sys.argv[2]); rec["phase"] = sys.argv[1]; rec["status"] = "ok"
+rec["loadavg_before"] = float(sys.argv[3])
 print(json.dumps(rec))
 EOF
     log "  $(describe "$(tail -n1 "$RESULTS")")"
@@ -143,21 +157,29 @@ run_ours() { # phase function generations seed
     local phase=$1 fn=$2 g=$3 seed=$4
     local tag="${phase}-${fn}-g${g}-s${seed}"
     local dir="$OUT/ours/$tag" se="$OUT/ours/$tag.log"
+    local load; load="$(cut -d' ' -f1 /proc/loadavg)"
     rm -rf "$dir"
+    # Never let a run resume from an earlier one: the binary's default checkpoint directory
+    # (checkpoints/<function>-seed<seed>) is shared by every run with the same function and seed.
+    local ckpt_args=()
+    if [[ "$OURS_HAS_CHECKPOINT" == "1" ]]; then
+        if [[ "$OURS_CHECKPOINT" == "1" ]]; then ckpt_args=(--checkpoint "$dir/checkpoint")
+        else ckpt_args=(--no-checkpoint); fi
+    fi
     log "ours:      $fn ranks=$RANKS islands=$ISLANDS G=$g seed=$seed"
     # shellcheck disable=SC2086
     timeout --kill-after=15 "$RUN_TIMEOUT" "$MPIRUN" -np "$RANKS" $MPIRUN_ARGS \
         "$OURS_BIN" --function "$fn" --generations "$g" --seed "$seed" "${common_args[@]}" \
-        --out "$dir" $OURS_EXTRA_ARGS > "$se" 2>&1
+        "${ckpt_args[@]}" --out "$dir" $OURS_EXTRA_ARGS > "$se" 2>&1
     local rc=$?
     if [[ $rc -ne 0 || ! -s "$dir/best.json" ]]; then
         log "  FAILED (rc=$rc), see $se"; tail -n 5 "$se" >&2
         record_failure ours "$phase" "$fn" "$g" "$seed" "$rc" "$se"; return
     fi
-    [[ "${KEEP_TRIALS:-0}" == "1" ]] || rm -f "$dir"/trials.*
-    python3 - "$dir/best.json" "$phase" "$fn" "$RANKS" "$ISLANDS" "$g" "$seed" >> "$RESULTS" <<'EOF'
+    [[ "${KEEP_TRIALS:-0}" == "1" ]] || rm -rf "$dir"/trials.* "$dir/checkpoint"
+    python3 - "$dir/best.json" "$phase" "$fn" "$RANKS" "$ISLANDS" "$g" "$seed" "$load" >> "$RESULTS" <<'EOF'
 import json, sys
-path, phase, fn, ranks, islands, g, seed = sys.argv[1:8]
+path, phase, fn, ranks, islands, g, seed, load = sys.argv[1:9]
 best = json.load(open(path))
 evals, wall = best["evaluations"], best["wall_s"]
 loss = best.get("loss")
@@ -166,7 +188,7 @@ print(json.dumps({
     "generations": int(g), "seed": int(seed), "evaluations": evals, "wall_s": wall,
     "evals_per_s": evals / wall if wall else None,
     "best_loss": float(loss) if loss is not None else None,
-    "phase": phase, "status": "ok", "best_json": path,
+    "phase": phase, "status": "ok", "best_json": path, "loadavg_before": float(load),
 }))
 EOF
     log "  $(describe "$(tail -n1 "$RESULTS")")"
@@ -194,4 +216,22 @@ fi
 python3 "$REPO_ROOT/benches/summarize_compare.py" "$RESULTS" \
     --throughput-generations "$THROUGHPUT_GENERATIONS" --big-generations "$BIG_GENERATIONS" \
     --quality-generations "$QUALITY_GENERATIONS" | tee "$OUT/summary.md"
+
+# ---------------------------------------------------------------- (e) same functions?
+# A quality comparison only means something if both sides minimise the same function:
+# re-evaluate our trials with the reference's benchmark functions.
+check_rc=0
+if [[ "${SKIP_FUNCTION_CHECK:-0}" != "1" && "${SKIP_REFERENCE:-0}" != "1" && "${SKIP_OURS:-0}" != "1" ]]; then
+    log "checking our benchmark functions against the reference's"
+    # shellcheck disable=SC2086
+    check_out="$("$VENV/bin/python" "$REPO_ROOT/benches/reference/check_functions.py" --run --bin "$OURS_BIN" \
+        --ranks 2 --generations 100 $FUNCTIONS 2> "$OUT/check_functions.err")"
+    check_rc=$?
+    { echo "### Function agreement (our trials re-evaluated by the reference, rtol/atol 1e-9)"; echo
+      echo '```'; echo "$check_out"; echo '```'; echo; } | tee -a "$OUT/summary.md"
+fi
+
 log "raw results: $RESULTS"
+n_failed="$(grep -c '"status": "failed"' "$RESULTS")"
+if [[ "$n_failed" != "0" ]]; then log "$n_failed run(s) failed"; exit 1; fi
+if [[ "$check_rc" != "0" ]]; then log "some functions differ from the reference's (see above)"; exit 3; fi

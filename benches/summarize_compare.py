@@ -61,8 +61,8 @@ def throughput_section(rows, g_small, g_big) -> list[str]:
     fn = next((r["function"] for r in tp), "sphere")
     out.append(f"### Throughput: {fn}, {ranks} ranks, {islands} islands, seed 0")
     out.append("")
-    out.append("| impl | generations / worker | evaluations | wall s | evals/s | best loss |")
-    out.append("|---|---:|---:|---:|---:|---:|")
+    out.append("| impl | generations / worker | evaluations | wall s | evals/s | best loss | load avg before |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|")
 
     def key(r):
         return (IMPLS.index(r["impl"]) if r["impl"] in IMPLS else 9, r.get("generations", 0))
@@ -70,12 +70,12 @@ def throughput_section(rows, g_small, g_big) -> list[str]:
     by = {}
     for r in sorted(tp, key=key):
         if r.get("status") != "ok":
-            out.append(f"| {r['impl']} | {r.get('generations')} | FAILED (rc={r.get('rc')}) | | | |")
+            out.append(f"| {r['impl']} | {r.get('generations')} | FAILED (rc={r.get('rc')}) | | | | |")
             continue
         by[(r["impl"], r["generations"])] = r
         out.append(
             f"| {r['impl']} | {r['generations']} | {r['evaluations']} | {r['wall_s']:.3f} | "
-            f"{r['evals_per_s']:.1f} | {fmt_num(r['best_loss'])} |"
+            f"{r['evals_per_s']:.1f} | {fmt_num(r['best_loss'])} | {fmt_num(r.get('loadavg_before'), 3)} |"
         )
     out.append("")
     ref, ours, ours_big = by.get(("reference", g_small)), by.get(("ours", g_small)), by.get(("ours", g_big))
@@ -89,6 +89,11 @@ def throughput_section(rows, g_small, g_big) -> list[str]:
             f"- ours, evals/s at G={g_big} vs G={g_small}: **{fmt_ratio(ours_big['evals_per_s'] / ours['evals_per_s'])}** "
             f"(1× = throughput does not drop as the population grows)"
         )
+    out.append(
+        "- wall s covers the optimization only (no MPI start-up or imports); the machine is shared, "
+        "so check the load column (1-minute load average just before the run; the runs use "
+        f"{ranks} ranks themselves) before trusting a number"
+    )
     out.append("")
     return out
 

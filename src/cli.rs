@@ -107,6 +107,11 @@ pub struct RunArgs {
     /// When journal lines are forced to disk: never, always, or an interval such as 1000ms.
     #[arg(long, default_value = "1000ms")]
     pub fsync: FsyncPolicy,
+    /// Start this run's checkpoint from the run in DIR, redistributing its active individuals over
+    /// this run's islands (any number of workers and islands). DIR is only read. Once the new
+    /// checkpoint exists, the same command simply resumes it.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_checkpoint")]
+    pub reshape_from: Option<PathBuf>,
     /// Sleep this long in every evaluation, to stand in for an expensive loss (demos, crash tests).
     #[arg(long, default_value_t = 0.0)]
     pub eval_delay_ms: f64,
@@ -172,6 +177,7 @@ impl RunArgs {
                 dir,
                 fsync: self.fsync,
                 extra: [("function".to_string(), serde_json::Value::from(self.function.clone()))].into_iter().collect(),
+                reshape_from: self.reshape_from.clone(),
             }),
             ..RunConfig::default()
         };

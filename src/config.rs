@@ -94,6 +94,8 @@ pub struct CheckpointSettings {
     pub fsync: FsyncPolicy,
     /// Facts recorded in the manifest and compared on resume (the CLI records the function).
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Seed a new checkpoint from this one, on a possibly different number of workers or islands.
+    pub reshape_from: Option<std::path::PathBuf>,
 }
 
 impl Default for RunConfig {

@@ -116,13 +116,16 @@ fn griewank(x: &[f64], _: u64) -> f64 {
 }
 
 fn schwefel(x: &[f64], _: u64) -> f64 {
-    418.982_887_272_433_9 * x.len() as f64 - x.iter().map(|v| v * v.abs().sqrt().sin()).sum::<f64>()
+    // The reference's constant (418.982887), so that values compare with Propulate's.
+    418.982_887 * x.len() as f64 - x.iter().map(|v| v * v.abs().sqrt().sin()).sum::<f64>()
 }
 
-/// Lunacek's double-sphere constants for dimension `n`: (mu1, mu2, s, d).
+/// Lunacek's double-sphere constants for dimension `n`: (mu1, mu2, s, d). `s` is computed as the
+/// reference does, `1 - sqrt(1 / (2 sqrt(n + 20) - 8.2))` (the literature has no outer square root),
+/// so that results compare with Propulate's and the paper's.
 fn lunacek(n: usize) -> (f64, f64, f64, f64) {
     let (mu1, d) = (2.5, 1.0);
-    let s = 1.0 - 1.0 / (2.0 * (n as f64 + 20.0).sqrt() - 8.2);
+    let s = 1.0 - (1.0 / (2.0 * (n as f64 + 20.0).sqrt() - 8.2)).sqrt();
     let mu2 = -((mu1 * mu1 - d) / s).sqrt();
     (mu1, mu2, s, d)
 }
@@ -175,7 +178,7 @@ mod tests {
         assert_eq!(at("step", &[-5.0; 5]), -25.0);
         assert!(at("rastrigin", &[0.0; 20]).abs() < 1e-12);
         assert!(at("griewank", &[0.0; 10]).abs() < 1e-12);
-        assert!(at("schwefel", &[420.968_746; 10]).abs() < 1e-3);
+        assert!(at("schwefel", &[420.968_746; 10]).abs() < 1e-2);
         assert!(at("bisphere", &[2.5; 30]).abs() < 1e-12);
         assert!(at("birastrigin", &[2.5; 30]).abs() < 1e-9);
         assert!(at("bukin", &[-10.0, 1.0]).abs() < 1e-12);

@@ -321,3 +321,58 @@ fn report_summarizes_an_unfinished_checkpoint() {
     assert_eq!(best["function"], "sphere");
     assert!(best["params"]["x0"].is_number());
 }
+
+#[test]
+fn reshape_continues_on_other_numbers_of_workers_and_islands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    let mut cmd = mpirun(4);
+    cmd.arg(bin()).args(run_args(&old, &["--islands", "2", "--generations", "100", "--function", "rastrigin"]));
+    assert!(run_with_timeout(cmd, Duration::from_secs(120)).status.success());
+    let old_best = read_checkpoint(&old)
+        .unwrap()
+        .unwrap()
+        .workers
+        .iter()
+        .flat_map(|j| &j.evaluated)
+        .map(|i| i.loss)
+        .fold(f64::INFINITY, f64::min);
+    let before = listing(&old);
+
+    let reshaped = |np: usize, function: &str| {
+        let mut cmd = mpirun(np);
+        let old = old.to_str().unwrap().to_string();
+        let out = tmp.path().join("out").to_str().unwrap().to_string();
+        let args =
+            ["--islands", "3", "--generations", "60", "--function", function, "--reshape-from", &old, "--out", &out];
+        cmd.arg(bin()).args(run_args(&new, &args));
+        run_with_timeout(cmd, Duration::from_secs(120))
+    };
+    let out = reshaped(6, "sphere");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds a run of another problem"));
+    assert!(!new.join("manifest.json").exists(), "a refused reshape must not create a checkpoint");
+
+    let out = reshaped(6, "rastrigin");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("redistributed over 3 islands"), "{stderr}");
+    assert_eq!(before, listing(&old), "the old checkpoint must only be read");
+    let replay = read_checkpoint(&new).unwrap().unwrap();
+    let offset = replay.manifest.generation_offset;
+    assert_eq!(offset, 100);
+    for j in &replay.workers {
+        assert_eq!(j.evaluated.len(), 60);
+        assert!(j.evaluated.iter().all(|i| i.id.generation >= offset));
+    }
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("out/best.json")).unwrap()).unwrap();
+    assert_eq!(best["consistent"], true);
+    assert!(best["loss"].as_f64().unwrap() <= old_best, "the carried-over population was lost");
+    assert_eq!(best["evaluations"].as_u64(), Some(360));
+
+    // Running the same command again resumes the new checkpoint; it is not seeded twice.
+    let out = reshaped(6, "rastrigin");
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("360 from the checkpoint"));
+}

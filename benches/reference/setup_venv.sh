@@ -34,10 +34,10 @@ fi
 
 PY="$VENV/bin/python"
 
-# Returns 0 when the venv already has what we need and mpi4py links the system MPI.
 # The system MPI's version, e.g. "4.1.4" from "mpirun (Open MPI) 4.1.4".
 SYS_MPI_VERSION="$(mpirun --version 2>&1 | grep -Eo '[0-9]+\.[0-9]+(\.[0-9]+)?' | head -n1 || true)"
 
+# Returns 0 when the venv already has what we need and mpi4py links the system MPI.
 venv_ok() {
     "$PY" - "$PROPULATE_VERSION" "$SYS_MPI_VERSION" <<'EOF' >/dev/null 2>&1
 import sys

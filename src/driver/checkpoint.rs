@@ -5,7 +5,7 @@
 
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::journal::{Manifest, Replay, WorkerJournal, inspect_checkpoint, read_worker_journal};
+use crate::journal::{Manifest, Replay, WorkerJournal, inspect_checkpoint, read_worker_journal, reshape};
 
 use super::message::{decode, encode};
 use crate::layout::Layout;
@@ -49,12 +49,22 @@ pub(crate) fn prepare(
     // Rank 0 checks the directory and the manifest (and writes the manifest of a fresh run).
     let mut fresh = [0.0];
     let status = if world.rank() == 0 {
-        inspect_checkpoint(&ck.dir).and_then(|m| match m {
-            None => {
+        inspect_checkpoint(&ck.dir).and_then(|m| match (m, &ck.reshape_from) {
+            (None, Some(old)) => {
+                let n = reshape(old, &ck.dir, cfg, space, layout, &ck.extra)?;
+                eprintln!(
+                    "propulate-rs: seeded {} with the {n} active individuals of {}, redistributed over {} islands",
+                    ck.dir.display(),
+                    old.display(),
+                    layout.islands()
+                );
+                Ok(())
+            }
+            (None, None) => {
                 fresh[0] = 1.0;
                 Manifest::new(cfg, space, layout, ck.extra.clone()).write(&ck.dir)
             }
-            Some(m) => {
+            (Some(m), _) => {
                 check(&m, cfg, space, layout)?;
                 eprintln!("propulate-rs: resuming the run in {}", ck.dir.display());
                 Ok(())

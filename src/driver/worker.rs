@@ -45,6 +45,8 @@ pub(crate) struct RootWorker<'a> {
     pub emigrated: u64,
     /// The checkpoint journal, when checkpointing.
     pub journal: Option<JournalWriter>,
+    /// First generation number of this run's workers (non-zero after a reshape).
+    pub generation_offset: u64,
 }
 
 impl<'a> RootWorker<'a> {
@@ -88,6 +90,7 @@ impl<'a> RootWorker<'a> {
             evaluated,
             emigrated,
             journal,
+            generation_offset: replay.map_or(0, |r| r.manifest.generation_offset),
         })
     }
 
@@ -102,8 +105,8 @@ impl<'a> RootWorker<'a> {
     where
         F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
     {
-        let first = self.evaluated.len() as u64;
-        for generation in first..self.cfg.generations {
+        let first = self.generation_offset + self.evaluated.len() as u64;
+        for generation in first..self.generation_offset + self.cfg.generations {
             // Each generation draws from its own block of the worker's stream, so a resumed worker
             // continues exactly where the interrupted one was, without saving generator state.
             self.rng.set_word_pos(u128::from(generation) << 40);

@@ -58,6 +58,10 @@ pub struct Manifest {
     /// Free-form facts about the run (the CLI records the benchmark function).
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// First generation of every worker: 0, or past the last generation of the checkpoint a
+    /// reshaped run was seeded from, so that identities never collide with imported ones.
+    #[serde(default)]
+    pub generation_offset: u64,
 }
 
 impl Manifest {
@@ -76,6 +80,7 @@ impl Manifest {
             space: space.clone(),
             layout: layout.into(),
             extra,
+            generation_offset: 0,
         }
     }
 

@@ -8,6 +8,7 @@
 
 mod manifest;
 mod replay;
+mod reshape;
 mod writer;
 
 pub use manifest::{CheckpointLayout, FORMAT, Manifest, VERSION};
@@ -15,6 +16,7 @@ pub use replay::{
     Replay, Scope, WorkerJournal, inspect_checkpoint, island_population, read_checkpoint, read_checkpoint_scoped,
     read_worker_journal,
 };
+pub use reshape::reshape;
 pub use writer::{FsyncPolicy, JournalWriter};
 
 use serde::{Deserialize, Serialize};

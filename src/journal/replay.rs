@@ -108,17 +108,18 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
 /// Read every segment of one worker's journal (its owner does this on resume, in parallel with the
 /// other workers, and shares the result in binary form). Returns the journal and the warnings.
 pub fn read_worker_journal(dir: &Path, worker: usize) -> Result<(WorkerJournal, Vec<String>)> {
-    let Some((_, segments)) = classify(dir)? else {
+    let Some((manifest, segments)) = classify(dir)? else {
         return Err(Error::Checkpoint(format!("{} holds no checkpoint", dir.display())));
     };
+    let offset = manifest.generation_offset;
     let mut journal = WorkerJournal::default();
     let mut warnings = Vec::new();
     for ((w, _), path) in &segments {
         if *w == worker {
-            read_segment(path, worker, true, &mut journal, &mut warnings)?;
+            read_segment(path, worker, true, offset, &mut journal, &mut warnings)?;
         }
     }
-    let next = journal.evaluated.len() as u64;
+    let next = offset + journal.evaluated.len() as u64;
     journal.in_flight.retain(|id| id.generation >= next);
     Ok((journal, warnings))
 }
@@ -143,10 +144,10 @@ pub fn read_checkpoint_scoped(dir: &Path, scope: Scope) -> Result<Option<Replay>
             Scope::All => true,
             Scope::Island(i) => layout.island_of_worker(*worker) == i,
         };
-        read_segment(path, *worker, full, journal, &mut warnings)?;
+        read_segment(path, *worker, full, manifest.generation_offset, journal, &mut warnings)?;
     }
     for w in &mut workers {
-        let next = w.evaluated.len() as u64;
+        let next = manifest.generation_offset + w.evaluated.len() as u64;
         w.in_flight.retain(|id| id.generation >= next);
     }
     Ok(Some(Replay { manifest, layout, workers, warnings }))
@@ -156,6 +157,7 @@ fn read_segment(
     path: &Path,
     worker: usize,
     full: bool,
+    generation_offset: u64,
     j: &mut WorkerJournal,
     warnings: &mut Vec<String>,
 ) -> Result<()> {
@@ -184,7 +186,7 @@ fn read_segment(
         match event {
             Event::Bred { id, .. } => j.in_flight.push(id),
             Event::Eval { ind } => {
-                let expected = j.evaluated.len() as u64;
+                let expected = generation_offset + j.evaluated.len() as u64;
                 if ind.id.worker as usize != worker || ind.id.generation != expected {
                     return Err(corrupt(
                         offset,
