@@ -6,5 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 source scripts/mpi-env.sh
 cargo build --release
+# A fresh run each time: out/demo holds this demo's results and its checkpoint only.
+rm -rf out/demo
 mpirun -np 8 --bind-to none target/release/propulate-rs --islands 2 --function rastrigin \
-    --generations 1000 --top-n 2 --out out/demo "$@"
+    --generations 1000 --top-n 2 --out out/demo --checkpoint out/demo/checkpoint "$@"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what propulate-rs needs on Debian/Ubuntu when it is missing: OpenMPI (runtime and headers),
+# procps (pgrep, used by the crash tests),
 # libclang (bindgen in mpi-sys), pkg-config. Idempotent; uses sudo when not root.
 set -euo pipefail
-packages=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config)
+packages=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config procps)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -29,6 +29,12 @@ fn main() -> ExitCode {
     }
 }
 
+/// Print to stdout; a closed pipe (`propulate-rs report DIR | head`) is not an error worth a panic.
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
 fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let replay = propulate::report::load(&args.dir)?;
     for w in &replay.warnings {
@@ -36,11 +42,11 @@ fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let result = propulate::report::result_of(&replay, args.top_n);
     let space = &replay.manifest.space;
-    print!("{}", propulate::report::progress_table(&replay));
-    print!("{}", summary_table(space, &result));
+    say(&propulate::report::progress_table(&replay));
+    say(&summary_table(space, &result));
     let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
     write_outputs(&out, space, &result, replay.manifest.extra.clone())?;
-    println!("wrote {}/best.json, trials.csv, trials.jsonl", out.display());
+    say(&format!("wrote {}/best.json, trials.csv, trials.jsonl\n", out.display()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -121,7 +127,7 @@ fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCo
         }
     };
     if rank == 0 {
-        print!("{}", summary_table(&bench.space, &result));
+        say(&summary_table(&bench.space, &result));
         if let Some(dir) = &args.out {
             let mut extra = serde_json::Map::new();
             extra.insert("function".into(), json!(bench.name));
@@ -129,7 +135,7 @@ fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCo
             extra.insert("seed".into(), json!(cfg.seed));
             extra.insert("generations".into(), json!(cfg.generations));
             write_outputs(dir, &bench.space, &result, extra).with_context(|| format!("writing {}", dir.display()))?;
-            println!("wrote {}/best.json, trials.csv, trials.jsonl", dir.display());
+            say(&format!("wrote {}/best.json, trials.csv, trials.jsonl\n", dir.display()));
         }
     }
     Ok(ExitCode::SUCCESS)
