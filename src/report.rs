@@ -22,11 +22,7 @@ pub fn result_of(replay: &Replay, top_n: usize) -> RunResult {
         r.islands.push(pop.best(top_n));
         r.active_per_island.push(pop.active_len());
     }
-    let mut all: Vec<_> = r.islands.iter().flatten().cloned().collect();
-    all.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
-    all.dedup_by_key(|i| i.id);
-    all.truncate(top_n);
-    r.best = all;
+    r.best = crate::driver::global_best(&r.islands, top_n);
     r.trials = replay.workers.iter().flat_map(|j| j.evaluated.iter().cloned()).collect();
     r.evaluations = r.trials.len() as u64;
     r.failed = r.trials.iter().filter(|t| t.failure.is_some()).count() as u64;

@@ -85,13 +85,11 @@ pub(crate) fn prepare(
         return Ok(None);
     };
     let worker = roots.rank();
-    let mine = inspect_checkpoint(&ck.dir).and_then(|m| {
-        let manifest = m.ok_or_else(|| Error::Checkpoint(format!("{}: the manifest disappeared", ck.dir.display())))?;
-        let (journal, warnings) = read_worker_journal(&ck.dir, worker)?;
+    let mine = read_worker_journal(&ck.dir, worker).map(|(manifest, journal, warnings)| {
         for w in &warnings {
             eprintln!("propulate-rs: warning: {w}");
         }
-        Ok((manifest, journal, warnings))
+        (manifest, journal, warnings)
     });
     let (mine, status) = match mine {
         Ok(m) => (Some(m), Ok(())),

@@ -12,6 +12,7 @@ mod worker;
 pub use evaluate::LossResult;
 pub use message::Message;
 pub use summary::RunResult;
+pub(crate) use summary::global_best;
 
 use std::time::Instant;
 

@@ -55,6 +55,15 @@ struct RootReport {
     resumed: u64,
 }
 
+/// The `top_n` best distinct identities over the islands' best lists (pollination copies count once).
+pub(crate) fn global_best(islands: &[Vec<Individual>], top_n: usize) -> Vec<Individual> {
+    let mut all: Vec<Individual> = islands.iter().flatten().cloned().collect();
+    all.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
+    all.dedup_by_key(|i| i.id);
+    all.truncate(top_n);
+    all
+}
+
 /// FNV-1a over the sorted active identities: equal populations give equal fingerprints.
 fn fingerprint(ids: &[IndividualId]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -111,11 +120,7 @@ pub(crate) fn summarize(
     result.failed = reports.iter().map(|r| r.failed).sum();
     result.emigrated = reports.iter().map(|r| r.emigrated).sum();
     result.resumed = reports.iter().map(|r| r.resumed).sum();
-    let mut all: Vec<Individual> = result.islands.iter().flatten().cloned().collect();
-    all.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
-    all.dedup_by_key(|i| i.id);
-    all.truncate(top_n);
-    result.best = all;
+    result.best = global_best(&result.islands, top_n);
 
     // Trials go to rank 0 only: they can be large and only rank 0 writes files.
     if roots.rank() == 0 {

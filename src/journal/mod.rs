@@ -12,10 +12,7 @@ mod reshape;
 mod writer;
 
 pub use manifest::{CheckpointLayout, FORMAT, Manifest, VERSION};
-pub use replay::{
-    Replay, Scope, WorkerJournal, inspect_checkpoint, island_population, read_checkpoint, read_checkpoint_scoped,
-    read_worker_journal,
-};
+pub use replay::{Replay, WorkerJournal, inspect_checkpoint, island_population, read_checkpoint, read_worker_journal};
 pub use reshape::reshape;
 pub use writer::{FsyncPolicy, JournalWriter};
 

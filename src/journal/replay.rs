@@ -29,6 +29,14 @@ pub struct WorkerJournal {
     pub done: bool,
 }
 
+impl WorkerJournal {
+    /// Keep only the `bred` records whose evaluation is not in the journal.
+    fn drop_finished_in_flight(&mut self, generation_offset: u64) {
+        let next = generation_offset + self.evaluated.len() as u64;
+        self.in_flight.retain(|id| id.generation >= next);
+    }
+}
+
 /// A whole checkpoint, read.
 #[derive(Debug, Clone)]
 pub struct Replay {
@@ -45,21 +53,30 @@ pub struct Replay {
 /// Files a checkpoint directory may hold besides the manifest and journals (the report's outputs).
 const ALLOWED: [&str; 5] = ["manifest.json.tmp", "best.json", "trials.csv", "trials.jsonl", "best.json.tmp"];
 
-/// How much of a checkpoint to read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// Every record of every journal.
-    All,
-    /// What the workers of one island need to resume: their island's journals in full, and only
-    /// the migrants sent by the others (whose lines are skipped without being parsed otherwise).
-    Island(usize),
-}
-
 /// Read the whole checkpoint in `dir`. `Ok(None)` if there is none yet (no directory, or an empty
 /// one). A directory with other files and no manifest is refused, so that a typo cannot make a run
 /// write its journals among someone's data.
 pub fn read_checkpoint(dir: &Path) -> Result<Option<Replay>> {
-    read_checkpoint_scoped(dir, Scope::All)
+    let Some((manifest, segments)) = classify(dir)? else { return Ok(None) };
+    let l = &manifest.layout;
+    let layout = Layout::new(l.world_size, l.ranks_per_worker, &IslandSpec::Sizes(l.island_sizes.clone()))
+        .map_err(|e| Error::Checkpoint(format!("{}: invalid layout: {e}", dir.join(MANIFEST).display())))?;
+    let mut workers = vec![WorkerJournal::default(); layout.workers()];
+    let mut warnings = Vec::new();
+    for ((worker, _), path) in &segments {
+        let journal = workers.get_mut(*worker).ok_or_else(|| {
+            Error::Checkpoint(format!(
+                "{}: worker {worker} does not exist in the manifest's layout of {} workers",
+                path.display(),
+                layout.workers()
+            ))
+        })?;
+        read_segment(path, *worker, manifest.generation_offset, journal, &mut warnings)?;
+    }
+    for w in &mut workers {
+        w.drop_finished_in_flight(manifest.generation_offset);
+    }
+    Ok(Some(Replay { manifest, layout, workers, warnings }))
 }
 
 /// The manifest of the checkpoint in `dir` after checking the directory's contents, without reading
@@ -105,9 +122,10 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
     Ok(Some((Manifest::read(dir)?, segments)))
 }
 
-/// Read every segment of one worker's journal (its owner does this on resume, in parallel with the
-/// other workers, and shares the result in binary form). Returns the journal and the warnings.
-pub fn read_worker_journal(dir: &Path, worker: usize) -> Result<(WorkerJournal, Vec<String>)> {
+/// Read the manifest and every segment of one worker's journal (its owner does this on resume, in
+/// parallel with the other workers, and shares the result in binary form). Returns the manifest,
+/// the journal and the warnings.
+pub fn read_worker_journal(dir: &Path, worker: usize) -> Result<(Manifest, WorkerJournal, Vec<String>)> {
     let Some((manifest, segments)) = classify(dir)? else {
         return Err(Error::Checkpoint(format!("{} holds no checkpoint", dir.display())));
     };
@@ -116,47 +134,16 @@ pub fn read_worker_journal(dir: &Path, worker: usize) -> Result<(WorkerJournal, 
     let mut warnings = Vec::new();
     for ((w, _), path) in &segments {
         if *w == worker {
-            read_segment(path, worker, true, offset, &mut journal, &mut warnings)?;
+            read_segment(path, worker, offset, &mut journal, &mut warnings)?;
         }
     }
-    let next = offset + journal.evaluated.len() as u64;
-    journal.in_flight.retain(|id| id.generation >= next);
-    Ok((journal, warnings))
-}
-
-/// Read the checkpoint in `dir`, limited to `scope`.
-pub fn read_checkpoint_scoped(dir: &Path, scope: Scope) -> Result<Option<Replay>> {
-    let Some((manifest, segments)) = classify(dir)? else { return Ok(None) };
-    let l = &manifest.layout;
-    let layout = Layout::new(l.world_size, l.ranks_per_worker, &IslandSpec::Sizes(l.island_sizes.clone()))
-        .map_err(|e| Error::Checkpoint(format!("{}: invalid layout: {e}", dir.join(MANIFEST).display())))?;
-    let mut workers = vec![WorkerJournal::default(); layout.workers()];
-    let mut warnings = Vec::new();
-    for ((worker, _), path) in &segments {
-        let journal = workers.get_mut(*worker).ok_or_else(|| {
-            Error::Checkpoint(format!(
-                "{}: worker {worker} does not exist in the manifest's layout of {} workers",
-                path.display(),
-                layout.workers()
-            ))
-        })?;
-        let full = match scope {
-            Scope::All => true,
-            Scope::Island(i) => layout.island_of_worker(*worker) == i,
-        };
-        read_segment(path, *worker, full, manifest.generation_offset, journal, &mut warnings)?;
-    }
-    for w in &mut workers {
-        let next = manifest.generation_offset + w.evaluated.len() as u64;
-        w.in_flight.retain(|id| id.generation >= next);
-    }
-    Ok(Some(Replay { manifest, layout, workers, warnings }))
+    journal.drop_finished_in_flight(offset);
+    Ok((manifest, journal, warnings))
 }
 
 fn read_segment(
     path: &Path,
     worker: usize,
-    full: bool,
     generation_offset: u64,
     j: &mut WorkerJournal,
     warnings: &mut Vec<String>,
@@ -176,12 +163,6 @@ fn read_segment(
             break;
         };
         let line = &bytes[offset..offset + len];
-        // Records start with their tag, so the lines another island's worker does not need are
-        // skipped without parsing.
-        if !full && !line.starts_with(br#"{"e":"emig""#) {
-            offset += len + 1;
-            continue;
-        }
         let event = parse_event(line).map_err(|e| corrupt(offset, e.to_string()))?;
         match event {
             Event::Bred { id, .. } => j.in_flight.push(id),
