@@ -6,6 +6,11 @@ use crate::launcher::Device;
 use crate::transport::Communicator;
 
 /// What a loss closure knows about where it runs.
+///
+/// In a multi-rank worker every rank calls the loss with the same individual, and the root's value
+/// is recorded. A loss that fails (error, panic, NaN) must fail on every rank of its worker or on
+/// none: a rank that leaves early while the others wait in a collective of the loss would leave
+/// them waiting, which no driver can undo.
 pub struct WorkerContext<'a> {
     /// This rank in the whole job.
     pub world_rank: usize,

@@ -34,7 +34,6 @@ pub fn result_of(replay: &Replay, top_n: usize) -> RunResult {
 /// Per-worker progress: generations evaluated, in flight, finished cleanly or not.
 pub fn progress_table(replay: &Replay) -> String {
     let mut s = String::new();
-    let target = replay.manifest.config.generations;
     let _ = writeln!(s, "{:<7} {:<7} {:<12} {:<10} state", "worker", "island", "evaluated", "in flight");
     for (w, j) in replay.workers.iter().enumerate() {
         let state = if j.done { "ended cleanly" } else { "interrupted or running" };
@@ -43,7 +42,7 @@ pub fn progress_table(replay: &Replay) -> String {
             "{:<7} {:<7} {:<12} {:<10} {state}",
             w,
             replay.layout.island_of_worker(w),
-            format!("{}/{target}", j.evaluated.len()),
+            j.evaluated.len(),
             j.in_flight.len()
         );
     }

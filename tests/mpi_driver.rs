@@ -214,3 +214,13 @@ fn tutorials_run_under_mpirun() {
         assert!(stdout.contains("islands consistent: yes"), "{name}: {stdout}");
     }
 }
+
+#[test]
+fn a_panic_outside_the_loss_ends_the_job_with_its_message() {
+    let mut cmd = common::mpirun(4);
+    cmd.arg(common::example("panicking_propagator"));
+    let out = common::run_with_timeout(cmd, std::time::Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("aborts the job: panic: propagator invariant broken on purpose"), "{stderr}");
+}

@@ -80,7 +80,9 @@ pub(crate) fn prepare(
     }
     // Every worker root reads its own journal (in parallel, each file parsed once), then the roots
     // share them in binary form.
+    // Followers of multi-rank workers take part in both agreements below.
     let Some(roots) = roots else {
+        agree(world, Ok(()))?;
         agree(world, Ok(()))?;
         return Ok(None);
     };
@@ -97,7 +99,12 @@ pub(crate) fn prepare(
     };
     agree(world, status)?;
     let (manifest, journal, warnings) = mine.expect("agreed above");
-    let journals: Vec<WorkerJournal> =
-        roots.all_gather(encode(&journal))?.iter().enumerate().map(|(w, b)| decode(b, w)).collect::<Result<_>>()?;
+    let journals: Result<Vec<WorkerJournal>> =
+        roots.all_gather(encode(&journal)).and_then(|all| all.iter().enumerate().map(|(w, b)| decode(b, w)).collect());
+    let (journals, status) = match journals {
+        Ok(j) => (j, Ok(())),
+        Err(e) => (Vec::new(), Err(e)),
+    };
+    agree(world, status)?;
     Ok(Some(Replay { manifest, layout: layout.clone(), workers: journals, warnings }))
 }

@@ -69,7 +69,9 @@ where
     world.barrier()?;
     let start = Instant::now();
 
-    let outcome = match borrow_boxed(&mut roots) {
+    // A panic outside the loss (a custom propagator, an internal invariant) must end the job too:
+    // unwinding would leave the other ranks waiting for this one.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match borrow_boxed(&mut roots) {
         Some(roots) => {
             let wc = borrow_boxed(&mut worker_comm);
             run_root(roots, wc, cfg, space, propagator, &layout, rank, device, &mut loss, start, replay.as_ref())
@@ -78,12 +80,20 @@ where
             let wc = borrow_boxed(&mut worker_comm).expect("non-root ranks belong to a multi-rank worker");
             run_follower(wc, cfg, space, &layout, rank, device, &mut loss)
         }
-    };
-    drop(roots);
-    drop(worker_comm);
+    }));
     match outcome {
-        Ok(result) => Ok(result),
-        Err(e) => world.abort(1, &format!("unrecoverable error: {e}")),
+        Ok(Ok(result)) => Ok(result),
+        // Abort before the communicators are dropped: dropping waits for pending sends, which a
+        // peer blocked in a collective would never receive.
+        Ok(Err(e)) => world.abort(1, &format!("unrecoverable error: {e}")),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            world.abort(1, &format!("panic: {msg}"))
+        }
     }
 }
 

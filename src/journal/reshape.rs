@@ -65,19 +65,30 @@ pub fn reshape(
         ind.history.push(island as u32);
         shares[island].push(ind);
     }
-    std::fs::create_dir_all(new_dir).map_err(|e| Error::io(new_dir, e))?;
+    // Build the new checkpoint beside its final place and move it there in one rename, so that a
+    // failure half-way leaves no half-made checkpoint behind.
+    let name = new_dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "checkpoint".into());
+    let staging = new_dir.with_file_name(format!("{name}.reshaping"));
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(|e| Error::io(&staging, e))?; // a failed earlier attempt
+    }
+    std::fs::create_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
     let carried = shares.iter().map(Vec::len).sum();
     for (island, share) in shares.into_iter().enumerate() {
         let first = layout.island_workers(island).start;
-        let mut journal = JournalWriter::create(new_dir, first, Default::default())?;
+        let mut journal = JournalWriter::create(&staging, first, Default::default())?;
         journal.append(&Event::Emig { to: island as u32, inds: share })?;
         journal.sync()?;
     }
-    // The manifest last: until it exists, the directory is not a checkpoint that could be resumed.
     let mut extra = extra.clone();
     extra.insert("reshaped_from".into(), old_dir.display().to_string().into());
     let mut manifest = Manifest::new(cfg, space, layout, extra);
     manifest.generation_offset = offset;
-    manifest.write(new_dir)?;
+    manifest.write(&staging)?;
+    if new_dir.exists() {
+        // Only an empty directory can be here (a checkpoint would have been resumed instead).
+        std::fs::remove_dir(new_dir).map_err(|e| Error::io(new_dir, e))?;
+    }
+    std::fs::rename(&staging, new_dir).map_err(|e| Error::io(new_dir, e))?;
     Ok(carried)
 }

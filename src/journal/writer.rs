@@ -67,6 +67,10 @@ impl JournalWriter {
             .unwrap_or(0);
         let path = dir.join(segment_name(worker, next));
         let file = OpenOptions::new().append(true).create_new(true).open(&path).map_err(|e| Error::io(&path, e))?;
+        // Make the new file's directory entry durable, or a crash of the node could lose the segment.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
         Ok(JournalWriter { file, path, policy, last_sync: Instant::now(), line: Vec::with_capacity(512) })
     }
 
