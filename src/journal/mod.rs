@@ -44,6 +44,14 @@ pub enum Event {
         /// The migrants, with their new migration step and responsible worker.
         inds: Vec<Individual>,
     },
+    /// Individuals carried over into island `to` from another checkpoint (`--reshape-from`),
+    /// written once, before the run starts.
+    Seed {
+        /// The island they start on.
+        to: u32,
+        /// The individuals, with their responsible worker on that island.
+        inds: Vec<Individual>,
+    },
     /// Individuals received from another island (for readers; replay uses the sender's `emig`).
     Immig {
         /// The sending worker.

@@ -23,6 +23,8 @@ pub struct WorkerJournal {
     pub in_flight: Vec<IndividualId>,
     /// Migrants it sent: (target island, migrants as received).
     pub emigrations: Vec<(u32, Vec<Individual>)>,
+    /// Individuals carried over from another checkpoint: (island, individuals).
+    pub seeds: Vec<(u32, Vec<Individual>)>,
     /// Deactivations it initiated on its island.
     pub deactivations: Vec<(IndividualId, u32)>,
     /// True if its last run ended cleanly.
@@ -178,6 +180,7 @@ fn read_segment(
                 j.done = false;
             }
             Event::Emig { to, inds } => j.emigrations.push((to, inds)),
+            Event::Seed { to, inds } => j.seeds.push((to, inds)),
             Event::Deact { ids } => j.deactivations.extend(ids),
             Event::Immig { .. } => {}
             Event::Done { .. } => j.done = true,
@@ -230,6 +233,8 @@ fn parse_event(line: &[u8]) -> serde_json::Result<Event> {
         from_slice::<Immig>(line).map(|l| Event::Immig { from: l.from, ids: l.ids })
     } else if tag(br#"emig","#) {
         from_slice::<Emig>(line).map(|l| Event::Emig { to: l.to, inds: l.inds })
+    } else if tag(br#"seed","#) {
+        from_slice::<Emig>(line).map(|l| Event::Seed { to: l.to, inds: l.inds })
     } else if tag(br#"deact","#) {
         from_slice::<Deact>(line).map(|l| Event::Deact { ids: l.ids })
     } else if tag(br#"done","#) {
@@ -240,7 +245,8 @@ fn parse_event(line: &[u8]) -> serde_json::Result<Event> {
 }
 
 /// The active population of `island` as every worker of it would hold it once every message had
-/// been delivered: its workers' evaluations, the migrants sent to it, minus its deactivations.
+/// been delivered: its workers' evaluations, the migrants sent to it and the individuals seeded into
+/// it, minus its deactivations.
 pub fn island_population(replay: &Replay, island: usize) -> Population {
     let mut pop = Population::new();
     for w in replay.layout.island_workers(island) {
@@ -249,7 +255,7 @@ pub fn island_population(replay: &Replay, island: usize) -> Population {
         }
     }
     for j in &replay.workers {
-        for (to, inds) in &j.emigrations {
+        for (to, inds) in j.emigrations.iter().chain(&j.seeds) {
             if *to as usize == island {
                 for ind in inds {
                     pop.insert(ind.clone());
@@ -279,6 +285,7 @@ mod tests {
             Event::Bred { id, values: ind.values.clone() },
             Event::Eval { ind: ind.clone() },
             Event::Emig { to: 2, inds: vec![ind.clone()] },
+            Event::Seed { to: 1, inds: vec![ind.clone()] },
             Event::Immig { from: 1, ids: vec![(id, 1)] },
             Event::Deact { ids: vec![(id, 0)] },
             Event::Done { generations: 7 },

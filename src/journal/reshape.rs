@@ -13,8 +13,8 @@ use crate::layout::Layout;
 use crate::space::SearchSpace;
 
 /// Seed the new checkpoint `new_dir` (which must not hold a run) from the run in `old_dir`:
-/// write each new island's share as a migration record in the journal of the island's first
-/// worker, then the manifest. Returns the number of individuals carried over.
+/// write each new island's share as a `seed` record in the journal of the island's first worker,
+/// then the manifest. Returns the number of individuals carried over.
 pub fn reshape(
     old_dir: &Path,
     new_dir: &Path,
@@ -77,7 +77,7 @@ pub fn reshape(
     for (island, share) in shares.into_iter().enumerate() {
         let first = layout.island_workers(island).start;
         let mut journal = JournalWriter::create(&staging, first, Default::default())?;
-        journal.append(&Event::Emig { to: island as u32, inds: share })?;
+        journal.append(&Event::Seed { to: island as u32, inds: share })?;
         journal.sync()?;
     }
     let mut extra = extra.clone();
