@@ -376,3 +376,27 @@ fn reshape_continues_on_other_numbers_of_workers_and_islands() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("360 from the checkpoint"));
 }
+
+#[test]
+fn a_resume_refuses_a_journal_that_another_process_still_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ck");
+    let mut cmd = Command::new(bin());
+    cmd.args(run_args(&dir, &["--local-ranks", "4", "--generations", "20"]));
+    assert!(run_with_timeout(cmd, Duration::from_secs(60)).status.success());
+    // A leftover rank of an earlier job would hold this lock while it appends.
+    let lock = std::fs::OpenOptions::new().write(true).open(dir.join("worker-00002.lock")).unwrap();
+    lock.try_lock().unwrap();
+    let before = listing(&dir);
+    let mut cmd = mpirun(4);
+    cmd.arg(bin()).args(run_args(&dir, &["--generations", "30"]));
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("worker 2's journal is still being written by another process"), "{stderr}");
+    assert_eq!(before, listing(&dir));
+    drop(lock);
+    let mut cmd = mpirun(4);
+    cmd.arg(bin()).args(run_args(&dir, &["--generations", "30"]));
+    assert!(run_with_timeout(cmd, Duration::from_secs(60)).status.success());
+}

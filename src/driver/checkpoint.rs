@@ -5,22 +5,30 @@
 
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::journal::{Manifest, Replay, WorkerJournal, inspect_checkpoint, read_worker_journal, reshape};
+use crate::journal::{
+    Manifest, Replay, WorkerJournal, ensure_unlocked, inspect_checkpoint, read_worker_journal, reshape,
+};
 
 use super::message::{decode, encode};
 use crate::layout::Layout;
 use crate::space::SearchSpace;
 use crate::transport::Communicator;
 
+/// Every rank learns every rank's error; all return the first one (so rank 0 can report it).
 fn agree(world: &mut dyn Communicator, mine: Result<()>) -> Result<()> {
-    let mut failed = [f64::from(u8::from(mine.is_err()))];
-    world.all_reduce_sum(&mut failed)?;
-    match mine {
-        Err(e) => Err(e),
-        Ok(()) if failed[0] > 0.0 => {
-            Err(Error::Checkpoint("another rank could not use the checkpoint (see its message)".into()))
+    let message = match &mine {
+        Ok(()) => Vec::new(),
+        Err(e) => e.to_string().into_bytes(),
+    };
+    let all = world.all_gather(message)?;
+    match all.iter().position(|m| !m.is_empty()) {
+        None => Ok(()),
+        Some(rank) if rank == world.rank() => mine,
+        Some(rank) => {
+            let text = String::from_utf8_lossy(&all[rank]);
+            // The messages carry their own "checkpoint: " prefix already.
+            Err(Error::Checkpoint(text.strip_prefix("checkpoint: ").unwrap_or(&text).to_string()))
         }
-        Ok(()) => Ok(()),
     }
 }
 
@@ -87,12 +95,14 @@ pub(crate) fn prepare(
         return Ok(None);
     };
     let worker = roots.rank();
-    let mine = read_worker_journal(&ck.dir, worker).map(|(manifest, journal, warnings)| {
-        for w in &warnings {
-            eprintln!("propulate-rs: warning: {w}");
-        }
-        (manifest, journal, warnings)
-    });
+    let mine = ensure_unlocked(&ck.dir, worker).and_then(|()| read_worker_journal(&ck.dir, worker)).map(
+        |(manifest, journal, warnings)| {
+            for w in &warnings {
+                eprintln!("propulate-rs: warning: {w}");
+            }
+            (manifest, journal, warnings)
+        },
+    );
     let (mine, status) = match mine {
         Ok(m) => (Some(m), Ok(())),
         Err(e) => (None, Err(e)),

@@ -14,7 +14,7 @@ mod writer;
 pub use manifest::{CheckpointLayout, FORMAT, Manifest, VERSION};
 pub use replay::{Replay, WorkerJournal, inspect_checkpoint, island_population, read_checkpoint, read_worker_journal};
 pub use reshape::reshape;
-pub use writer::{FsyncPolicy, JournalWriter};
+pub use writer::{FsyncPolicy, JournalWriter, ensure_unlocked};
 
 use serde::{Deserialize, Serialize};
 

@@ -55,6 +55,12 @@ pub struct Replay {
 /// Files a checkpoint directory may hold besides the manifest and journals (the report's outputs).
 const ALLOWED: [&str; 5] = ["manifest.json.tmp", "best.json", "trials.csv", "trials.jsonl", "best.json.tmp"];
 
+fn is_lock_name(name: &str) -> bool {
+    name.strip_prefix("worker-")
+        .and_then(|r| r.strip_suffix(".lock"))
+        .is_some_and(|w| w.len() == 5 && w.parse::<usize>().is_ok())
+}
+
 /// Read the whole checkpoint in `dir`. `Ok(None)` if there is none yet (no directory, or an empty
 /// one). A directory with other files and no manifest is refused, so that a typo cannot make a run
 /// write its journals among someone's data.
@@ -104,7 +110,7 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
             has_manifest = true;
         } else if let Some(key) = parse_segment_name(&name) {
             segments.insert(key, entry.path());
-        } else if !ALLOWED.contains(&name.as_str()) {
+        } else if !ALLOWED.contains(&name.as_str()) && !is_lock_name(&name) {
             return Err(Error::Checkpoint(format!(
                 "{} is not part of a propulate-rs checkpoint; use an empty or new directory for --checkpoint",
                 entry.path().display()

@@ -153,6 +153,9 @@ impl Communicator for MpiComm {
         let mut lens = vec![0u64; self.size()];
         self.comm.all_gather_into(&len, &mut lens[..]);
         let total: u64 = lens.iter().sum();
+        if total == 0 {
+            return Ok(vec![Vec::new(); lens.len()]); // MPI_Allgatherv rejects an empty receive buffer
+        }
         if total > i32::MAX as u64 {
             return Err(Error::Transport(format!("all_gather of {total} bytes exceeds MPI's 2 GiB count limit")));
         }
