@@ -8,5 +8,7 @@ source scripts/mpi-env.sh
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
 cargo test
-# The library without MPI (in-process transport only) must build and pass its unit tests.
+# Without MPI (in-process transport only) the library must pass its unit tests and the binary and
+# examples must build.
 cargo test --no-default-features --lib
+cargo check --no-default-features --bins --examples
