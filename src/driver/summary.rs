@@ -122,15 +122,23 @@ pub(crate) fn summarize(
     result.resumed = reports.iter().map(|r| r.resumed).sum();
     result.best = global_best(&result.islands, top_n);
 
-    // Trials go to rank 0 only: they can be large and only rank 0 writes files.
+    // Trials go to rank 0 only: they can be large and only rank 0 writes files. They travel in
+    // chunks (the chunk count first), so that no message nears MPI's 2 GiB count limit.
+    const CHUNK: usize = 100_000;
     if roots.rank() == 0 {
         result.trials = evaluated;
         for w in 1..roots.size() {
-            let part: Vec<Individual> = decode(&roots.recv(w, TAG_TRIALS)?, w)?;
-            result.trials.extend(part);
+            let chunks: u64 = decode(&roots.recv(w, TAG_TRIALS)?, w)?;
+            for _ in 0..chunks {
+                let part: Vec<Individual> = decode(&roots.recv(w, TAG_TRIALS)?, w)?;
+                result.trials.extend(part);
+            }
         }
     } else {
-        roots.send(0, TAG_TRIALS, encode(&evaluated))?;
+        roots.send(0, TAG_TRIALS, encode(&(evaluated.len().div_ceil(CHUNK) as u64)))?;
+        for chunk in evaluated.chunks(CHUNK) {
+            roots.send(0, TAG_TRIALS, encode(&chunk))?;
+        }
         roots.wait_sends()?;
     }
     Ok(result)
