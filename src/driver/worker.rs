@@ -205,9 +205,15 @@ impl<'a> RootWorker<'a> {
 
     /// Send an evaluated individual to every other worker of the island.
     fn publish(&mut self, roots: &mut dyn Communicator, ind: &Individual) -> Result<()> {
-        let bytes = encode(&Message::Evaluated(ind.clone()));
-        for peer in self.island_peers() {
-            self.send(roots, peer, bytes.clone())?;
+        self.send_to_island_peers(roots, encode(&Message::Evaluated(ind.clone())))
+    }
+
+    /// Send `bytes` to every other worker of this island.
+    fn send_to_island_peers(&mut self, roots: &mut dyn Communicator, bytes: Vec<u8>) -> Result<()> {
+        for peer in self.layout.island_workers(self.island) {
+            if peer != self.worker {
+                self.send(roots, peer, bytes.clone())?;
+            }
         }
         Ok(())
     }
@@ -220,21 +226,13 @@ impl<'a> RootWorker<'a> {
         Ok(())
     }
 
-    fn island_peers(&self) -> Vec<usize> {
-        self.layout.island_workers(self.island).filter(|&w| w != self.worker).collect()
-    }
-
     /// Tell the island peers to deactivate `ids`.
     fn broadcast_deactivation(&mut self, roots: &mut dyn Communicator, ids: Vec<(IndividualId, u32)>) -> Result<()> {
         if ids.is_empty() {
             return Ok(());
         }
         self.log(|| Event::Deact { ids: ids.clone() })?;
-        let bytes = encode(&Message::Deactivate(ids));
-        for peer in self.island_peers() {
-            self.send(roots, peer, bytes.clone())?;
-        }
-        Ok(())
+        self.send_to_island_peers(roots, encode(&Message::Deactivate(ids)))
     }
 
     /// Arrivals from another island. With pollination, the worker responsible for an immigrant
