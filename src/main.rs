@@ -80,6 +80,16 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// An error every rank has: rank 0 reports it, and all exit together with status 2 (a rank leaving
+/// early makes mpirun kill rank 0 before it has spoken).
+fn fail_together(world: &mut dyn Communicator, message: &str) -> anyhow::Result<ExitCode> {
+    if world.rank() == 0 {
+        eprintln!("propulate-rs: error: {message}");
+    }
+    world.barrier()?;
+    Ok(ExitCode::from(2))
+}
+
 /// One rank's share of the job.
 fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
     let rank = world.rank();
@@ -91,14 +101,7 @@ fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCo
     });
     let (bench, cfg) = match setup {
         Ok(s) => s,
-        Err(e) => {
-            if rank == 0 {
-                eprintln!("propulate-rs: error: {e:#}");
-            }
-            // Exit together: a rank leaving early makes mpirun kill rank 0 before it has spoken.
-            world.barrier()?;
-            return Ok(ExitCode::from(2));
-        }
+        Err(e) => return fail_together(world, &format!("{e:#}")),
     };
     let f = bench.f;
     let delay = Duration::from_secs_f64(args.eval_delay_ms.max(0.0) / 1000.0);
@@ -117,14 +120,8 @@ fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCo
     });
     let result: RunResult = match outcome {
         Ok(r) => r,
-        Err(e) => {
-            // Errors from the driver are agreed on by all ranks; rank 0 reports.
-            if rank == 0 {
-                eprintln!("propulate-rs: error: {e}");
-            }
-            world.barrier()?;
-            return Ok(ExitCode::from(2));
-        }
+        // Errors from the driver are agreed on by all ranks.
+        Err(e) => return fail_together(world, &e.to_string()),
     };
     if rank == 0 {
         say(&summary_table(&bench.space, &result));

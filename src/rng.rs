@@ -12,3 +12,11 @@ pub fn worker_rng(seed: u64, worker: u64) -> PropRng {
     rng.set_stream(worker);
     rng
 }
+
+/// The SplitMix64 finaliser: mixes the bits of `z` so that nearby inputs give unrelated outputs.
+/// Used to derive values (evaluation seeds, responsible workers) from identities.
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

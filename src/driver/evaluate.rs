@@ -28,14 +28,7 @@ where
             None
         }
         Ok(Err(e)) => Some(format!("the loss returned an error: {e}")),
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "non-string panic payload".into());
-            Some(format!("the loss panicked: {msg}"))
-        }
+        Err(panic) => Some(format!("the loss panicked: {}", panic_message(panic.as_ref()))),
     };
     if failure.is_some() {
         ind.loss = f64::INFINITY;
@@ -45,10 +38,17 @@ where
 
 /// A seed for one evaluation, the same on every rank of the worker (SplitMix64 of run seed and id).
 pub(crate) fn evaluation_seed(seed: u64, ind: &Individual) -> u64 {
-    let mut z = seed
-        ^ (ind.id.worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ ind.id.generation.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::rng::mix64(
+        seed ^ (ind.id.worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ ind.id.generation.wrapping_mul(0xBF58_476D_1CE4_E5B9),
+    )
+}
+
+/// The message of a caught panic (panics carry a `&str` or a `String`).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".into())
 }

@@ -86,14 +86,7 @@ where
         // Abort before the communicators are dropped: dropping waits for pending sends, which a
         // peer blocked in a collective would never receive.
         Ok(Err(e)) => world.abort(1, &format!("unrecoverable error: {e}")),
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            world.abort(1, &format!("panic: {msg}"))
-        }
+        Err(panic) => world.abort(1, &format!("panic: {}", evaluate::panic_message(panic.as_ref()))),
     }
 }
 

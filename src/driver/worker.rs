@@ -332,10 +332,8 @@ impl<'a> RootWorker<'a> {
 /// and migration step, so that every copy of it (pollination sends the same individual again and
 /// again) names the same worker and exactly one worker replaces an individual for it.
 fn responsible_worker(ind: &Individual, island_size: u32) -> u32 {
-    let mut z = (u64::from(ind.id.worker) << 40) ^ ind.id.generation ^ (u64::from(ind.migration_steps) << 56);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    ((z ^ (z >> 31)) % u64::from(island_size)) as u32
+    let key = (u64::from(ind.id.worker) << 40) ^ ind.id.generation ^ (u64::from(ind.migration_steps) << 56);
+    (crate::rng::mix64(key) % u64::from(island_size)) as u32
 }
 
 impl DataHandler for RootWorker<'_> {
