@@ -50,11 +50,17 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Median over three seeds of the best of `budget` uniform samples.
+/// Seeds per function. On 2-D rosenbrock about one run in five (10 of 48 seeds measured, zero-cost
+/// loss, 8 ranks on 2 cores) ends above random search's median: the default propagator's fixed-width,
+/// one-parameter mutations crawl along the curved valley. A median over 3 seeds then fails about one
+/// test run in nine; over 15 seeds about one in 200 (binomial tail).
+const SEEDS: u64 = 15;
+
+/// Median over `SEEDS` seeds of the best of `budget` uniform samples.
 fn random_search_median(name: &str, budget: usize) -> f64 {
     let b = benchmark(name).unwrap();
     median(
-        (0..3u64)
+        (0..SEEDS)
             .map(|seed| {
                 let mut rng = worker_rng(1000 + seed, 0);
                 (0..budget)
@@ -70,21 +76,30 @@ fn random_search_median(name: &str, budget: usize) -> f64 {
 
 #[test]
 fn paper_functions_beat_random_search_with_the_same_budget() {
+    // The median of SEEDS runs is below `random` exactly when a majority of runs is, so the seeds run
+    // in order and stop as soon as either side has a majority: the same verdict as running them all.
+    let majority = SEEDS / 2 + 1;
     for name in PAPER_NAMES {
-        let ours = median(
-            (0..3)
-                .map(|seed| {
-                    let dir = tmp();
-                    let seed = seed.to_string();
-                    let args = ["--islands", "2", "--generations", "256", "--function", name, "--seed", &seed];
-                    let (best, _) = propulate(Transport::Mpi, 8, &args, dir.path());
-                    check_run(&best, dir.path(), 8, 256);
-                    f64_of(&best, "loss")
-                })
-                .collect(),
-        );
         let random = random_search_median(name, 8 * 256);
-        assert!(ours < random, "{name}: optimizer median {ours} did not beat random search median {random}");
+        let (mut below, mut losses) = (0, Vec::new());
+        for seed in 0..SEEDS {
+            if below == majority || losses.len() as u64 - below == majority {
+                break;
+            }
+            let dir = tmp();
+            let seed = seed.to_string();
+            let args = ["--islands", "2", "--generations", "256", "--function", name, "--seed", &seed];
+            let (best, _) = propulate(Transport::Mpi, 8, &args, dir.path());
+            check_run(&best, dir.path(), 8, 256);
+            let loss = f64_of(&best, "loss");
+            below += u64::from(loss < random);
+            losses.push(loss);
+        }
+        assert_eq!(
+            below, majority,
+            "{name}: the optimizer's median over {SEEDS} seeds did not beat random search's median {random}; \
+             best losses of the seeds run: {losses:?}"
+        );
     }
 }
 
