@@ -1,5 +1,8 @@
 //! Test program: a loss that returns errors, panics and NaNs for some inputs. The run must finish,
 //! record every failure with its reason, and keep optimising. Used by tests/mpi_driver.rs.
+//!
+//! `faulty_loss OUT_DIR [RANKS_PER_WORKER]`: with 2 ranks per worker, the second rank of each worker
+//! also fails on its own for some inputs, while the worker's root returns a loss.
 
 use propulate::transport::Communicator;
 use propulate::{Optimizer, SearchSpace};
@@ -10,8 +13,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut world = runtime.world();
     // Silence the default panic message: the panics are expected here.
     std::panic::set_hook(Box::new(|_| {}));
-    let r = Optimizer::new(space.clone()).generations(100).islands(2).seed(5).run(&mut world, |p, _| {
+    let ranks_per_worker = std::env::args().nth(2).map_or(Ok(1), |k| k.parse())?;
+    let optimizer = Optimizer::new(space.clone()).generations(100).islands(2).seed(5);
+    let r = optimizer.ranks_per_worker(ranks_per_worker).run(&mut world, |p, ctx| {
         let (x, y) = (p.float("x"), p.float("y"));
+        if ctx.worker_rank == 1 && y < -0.8 {
+            return Err(format!("y = {y:.3} fails on this rank only").into());
+        }
         if x > 0.8 {
             return Err(format!("x = {x:.3} is too large").into());
         }

@@ -219,6 +219,31 @@ fn failing_losses_are_recorded_and_the_run_goes_on() {
 }
 
 #[test]
+fn a_loss_failing_on_one_rank_of_a_worker_fails_the_evaluation() {
+    let dir = tmp();
+    let mut cmd = common::mpirun(4);
+    cmd.arg(common::example("faulty_loss")).arg(dir.path()).arg("2");
+    let out = common::run_with_timeout(cmd, std::time::Duration::from_secs(120));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(dir.path().join("trials.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 200, "2 workers x 100 generations");
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let mut rank_local = 0;
+    for row in csv.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        let y: f64 = f[col("y")].parse().unwrap();
+        if y < -0.8 {
+            // Unless the root failed first (x out of range), the follower's reason is recorded.
+            assert_eq!(f[col("loss")], "inf", "{row}");
+            rank_local +=
+                usize::from(f[col("failure")].starts_with("rank 1 of the worker: the loss returned an error: y = "));
+        }
+    }
+    assert!(rank_local > 0, "no evaluation recorded the follower's failure:\n{csv}");
+}
+
+#[test]
 fn tutorials_run_under_mpirun() {
     for (name, np) in [("custom_loss", 4), ("multi_rank_worker", 8)] {
         let mut cmd = common::mpirun(np);

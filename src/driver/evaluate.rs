@@ -4,9 +4,12 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
+use super::message::{decode, encode};
 use crate::context::WorkerContext;
+use crate::error::Result;
 use crate::individual::{Individual, Params};
 use crate::space::SearchSpace;
+use crate::transport::Communicator;
 
 /// What a loss closure returns: a loss, or an error that marks the evaluation as failed.
 pub type LossResult = std::result::Result<f64, Box<dyn std::error::Error + Send + Sync>>;
@@ -34,6 +37,23 @@ where
         ind.loss = f64::INFINITY;
     }
     ind.failure = failure;
+}
+
+/// After a multi-rank evaluation, every rank of the worker learns whether any rank failed. A loss
+/// that errs, panics or gives NaN on one rank only would otherwise be recorded as the root's value,
+/// and the failure would be lost. The lowest failing rank's reason is recorded (root first).
+pub(crate) fn agree_on_failure(worker_comm: &mut dyn Communicator, ind: &mut Individual) -> Result<()> {
+    let outcomes = worker_comm.all_gather(encode(&ind.failure))?;
+    for (rank, bytes) in outcomes.iter().enumerate() {
+        if let Some(reason) = decode::<Option<String>>(bytes, rank)? {
+            if rank != worker_comm.rank() {
+                ind.failure = Some(format!("rank {rank} of the worker: {reason}"));
+            }
+            ind.loss = f64::INFINITY;
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// A seed for one evaluation, the same on every rank of the worker (SplitMix64 of run seed and id).

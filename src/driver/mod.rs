@@ -27,7 +27,7 @@ use crate::space::SearchSpace;
 use crate::topology::Topology;
 use crate::transport::{Communicator, borrow_boxed, reborrow};
 
-use evaluate::{evaluate, evaluation_seed};
+use evaluate::{agree_on_failure, evaluate, evaluation_seed};
 use message::{decode, encode};
 use progress::Progress;
 use worker::RootWorker;
@@ -162,6 +162,7 @@ where
             comm: Some(&mut *wc),
         };
         evaluate(loss, space, &mut ind, &mut ctx);
+        agree_on_failure(wc, &mut ind)?;
     }
     let mut bytes = Vec::new();
     wc.broadcast(0, &mut bytes)?;

@@ -19,7 +19,7 @@ use crate::space::SearchSpace;
 use crate::topology::Topology;
 use crate::transport::{Communicator, reborrow};
 
-use super::evaluate::{LossResult, evaluate, evaluation_seed};
+use super::evaluate::{LossResult, agree_on_failure, evaluate, evaluation_seed};
 use super::message::{Message, TAG_DATA, decode, encode};
 use super::progress::Progress;
 use super::termination::{DataHandler, MessageCounts, drain_to_quiescence};
@@ -137,6 +137,9 @@ impl<'a> RootWorker<'a> {
                 comm: reborrow(&mut worker_comm),
             };
             evaluate(loss, self.space, &mut ind, &mut ctx);
+            if let Some(wc) = reborrow(&mut worker_comm) {
+                agree_on_failure(wc, &mut ind)?;
+            }
             self.log(|| Event::Eval { ind: ind.clone() })?; // before anyone hears of it
             self.population.insert(ind.clone());
             self.publish(roots, &ind)?;
