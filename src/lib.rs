@@ -13,6 +13,7 @@ pub mod launcher;
 pub mod layout;
 pub mod optimizer;
 pub mod output;
+pub mod plot;
 pub mod population;
 pub mod propagator;
 pub mod report;

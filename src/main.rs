@@ -46,7 +46,7 @@ fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     say(&summary_table(space, &result));
     let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
     write_outputs(&out, space, &result, replay.manifest.extra.clone())?;
-    say(&format!("wrote {}/best.json, trials.csv, trials.jsonl\n", out.display()));
+    say(&format!("wrote {}/best.json, trials.csv, trials.jsonl, progress.svg\n", out.display()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -132,7 +132,7 @@ fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCo
             extra.insert("seed".into(), json!(cfg.seed));
             extra.insert("generations".into(), json!(cfg.generations));
             write_outputs(dir, &bench.space, &result, extra).with_context(|| format!("writing {}", dir.display()))?;
-            say(&format!("wrote {}/best.json, trials.csv, trials.jsonl\n", dir.display()));
+            say(&format!("wrote {}/best.json, trials.csv, trials.jsonl, progress.svg\n", dir.display()));
         }
     }
     Ok(ExitCode::SUCCESS)

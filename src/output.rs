@@ -39,7 +39,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
-/// Write `best.json`, `trials.csv` and `trials.jsonl` into `dir` (created if missing).
+/// Write `best.json`, `trials.csv`, `trials.jsonl` and `progress.svg` into `dir` (created if missing).
 /// `extra` adds run facts (function name, ranks, ...) to `best.json`.
 pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra: Map<String, Json>) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -76,7 +76,9 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
         jsonl.push_str(&j.to_string());
         jsonl.push('\n');
     }
-    write_atomically(&dir.join("trials.jsonl"), jsonl.as_bytes())
+    write_atomically(&dir.join("trials.jsonl"), jsonl.as_bytes())?;
+    let svg = crate::plot::progress_svg(&trials, result.islands.len());
+    write_atomically(&dir.join("progress.svg"), svg.as_bytes())
 }
 
 fn csv_field(s: &str) -> String {

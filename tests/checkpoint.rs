@@ -316,6 +316,8 @@ fn report_summarizes_an_unfinished_checkpoint() {
     assert!(recorded > 0 && recorded < 4000);
     let csv = std::fs::read_to_string(out_dir.join("trials.csv")).unwrap();
     assert_eq!(csv.lines().count() - 1, recorded);
+    let svg = std::fs::read_to_string(out_dir.join("progress.svg")).unwrap();
+    assert!(svg.contains(&format!("loss over time: {recorded} evaluations")), "{svg}");
     let best: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("best.json")).unwrap()).unwrap();
     assert_eq!(best["function"], "sphere");

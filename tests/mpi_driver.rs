@@ -29,6 +29,8 @@ fn check_run(best: &serde_json::Value, dir: &std::path::Path, workers: u64, gene
     assert_eq!(ids.len(), rows.len(), "an evaluation was recorded twice");
     let jsonl = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap();
     assert_eq!(jsonl.lines().count(), rows.len());
+    let svg = std::fs::read_to_string(dir.join("progress.svg")).unwrap();
+    assert!(svg.contains(&format!("loss over time: {} evaluations", rows.len())), "{svg}");
 }
 
 #[test]
