@@ -14,7 +14,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Silence the default panic message: the panics are expected here.
     std::panic::set_hook(Box::new(|_| {}));
     let ranks_per_worker = std::env::args().nth(2).map_or(Ok(1), |k| k.parse())?;
-    let optimizer = Optimizer::new(space.clone()).generations(100).islands(2).seed(5);
+    let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("usage: faulty_loss OUT_DIR"));
+    let optimizer = Optimizer::new(space.clone()).generations(100).islands(2).seed(5).rank_logs(dir.join("logs"), 25);
     let r = optimizer.ranks_per_worker(ranks_per_worker).run(&mut world, |p, ctx| {
         let (x, y) = (p.float("x"), p.float("y"));
         if ctx.worker_rank == 1 && y < -0.8 {
@@ -32,8 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(x * x + y * y)
     })?;
     if world.rank() == 0 {
-        let dir = std::env::args().nth(1).expect("usage: faulty_loss OUT_DIR");
-        propulate::output::write_outputs(dir.as_ref(), &space, &r, Default::default())?;
+        propulate::output::write_outputs(&dir, &space, &r, Default::default())?;
         println!("failed {} of {}", r.failed, r.evaluations);
     }
     Ok(())

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::{CheckpointSettings, RunConfig};
+use crate::config::{CheckpointSettings, RankLogSettings, RunConfig};
 use crate::error::{Error, Result};
 use crate::journal::FsyncPolicy;
 use crate::layout::IslandSpec;
@@ -112,6 +112,13 @@ pub struct RunArgs {
     /// checkpoint exists, the same command simply resumes it.
     #[arg(long, value_name = "DIR", conflicts_with = "no_checkpoint")]
     pub reshape_from: Option<PathBuf>,
+    /// Write one log file per rank into DIR (rank-00000.log, ...): role, host, status lines, failed
+    /// evaluations. Appended to when a run is resumed.
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+    /// Generations between two status lines in the per-rank logs.
+    #[arg(long, default_value_t = 10, requires = "log_dir")]
+    pub log_interval: u64,
     /// Sleep this long in every evaluation, to stand in for an expensive loss (demos, crash tests).
     #[arg(long, default_value_t = 0.0)]
     pub eval_delay_ms: f64,
@@ -179,6 +186,7 @@ impl RunArgs {
                 extra: [("function".to_string(), serde_json::Value::from(self.function.clone()))].into_iter().collect(),
                 reshape_from: self.reshape_from.clone(),
             }),
+            rank_logs: self.log_dir.clone().map(|dir| RankLogSettings { dir, interval: self.log_interval }),
             ..RunConfig::default()
         };
         cfg.validate()?;

@@ -83,6 +83,18 @@ pub struct RunConfig {
     /// Where and how to checkpoint; not recorded in the manifest itself.
     #[serde(skip)]
     pub checkpoint: Option<CheckpointSettings>,
+    /// Per-rank log files; not recorded in the manifest (a resume may log elsewhere).
+    #[serde(skip)]
+    pub rank_logs: Option<RankLogSettings>,
+}
+
+/// Per-rank log files: `dir/rank-NNNNN.log`, a status line every `interval` generations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankLogSettings {
+    /// The directory of the log files (created if missing).
+    pub dir: std::path::PathBuf,
+    /// Generations between two status lines of a worker (failures and migrations are always logged).
+    pub interval: u64,
 }
 
 /// Checkpointing of a run: the directory (resumed if it holds a run) and the fsync policy.
@@ -114,6 +126,7 @@ impl Default for RunConfig {
             top_n: 1,
             progress: false,
             checkpoint: None,
+            rank_logs: None,
         }
     }
 }
@@ -123,6 +136,9 @@ impl RunConfig {
     pub fn validate(&self) -> Result<()> {
         if self.generations == 0 {
             return Err(Error::InvalidConfig("generations must be at least 1 (evaluations per worker)".into()));
+        }
+        if self.rank_logs.as_ref().is_some_and(|l| l.interval == 0) {
+            return Err(Error::InvalidConfig("the log interval must be at least 1 generation".into()));
         }
         if !(0.0..=1.0).contains(&self.migration_probability) {
             return Err(Error::InvalidConfig(format!(

@@ -44,6 +44,9 @@ pub enum Error {
     /// A checkpoint is missing, corrupted, foreign or does not match the run.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// A per-rank log file could not be opened.
+    #[error("per-rank log: {0}")]
+    RankLog(String),
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {

@@ -29,7 +29,7 @@
 
 use std::sync::Arc;
 
-use crate::config::{CheckpointSettings, RunConfig, Selection};
+use crate::config::{CheckpointSettings, RankLogSettings, RunConfig, Selection};
 use crate::context::WorkerContext;
 use crate::driver::{self, LossResult, RunResult};
 use crate::error::{Error, Result};
@@ -122,6 +122,11 @@ impl Optimizer {
     /// Checkpoint into `dir` (resumed if it holds this run) with the default fsync policy.
     pub fn checkpoint(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
         self.config.checkpoint = Some(CheckpointSettings { dir: dir.into(), ..Default::default() });
+        self
+    }
+    /// Write one log file per rank into `dir`, with a status line every `interval` generations.
+    pub fn rank_logs(mut self, dir: impl Into<std::path::PathBuf>, interval: u64) -> Self {
+        self.config.rank_logs = Some(RankLogSettings { dir: dir.into(), interval });
         self
     }
     /// Settings of the default propagator.

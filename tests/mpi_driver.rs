@@ -218,6 +218,20 @@ fn failing_losses_are_recorded_and_the_run_goes_on() {
     for row in csv.lines().skip(1).filter(|r| r.contains("the loss")) {
         assert!(row.contains(",inf,"), "a failed evaluation must have loss inf: {row}");
     }
+    // Each rank's log names every failure of its worker, with the generation.
+    let logged: usize = (0..4)
+        .map(|rank| {
+            let log = std::fs::read_to_string(dir.path().join(format!("logs/rank-{rank:05}.log"))).unwrap();
+            assert!(
+                log.contains(&format!("rank {rank} (worker {rank}, island {}): start: 4 ranks", rank / 2)),
+                "{log}"
+            );
+            assert!(log.contains("generation 50: 50 evaluations ("), "{log}");
+            assert!(log.contains("done after generation 100: 100 evaluations"), "{log}");
+            log.lines().filter(|l| l.contains(" failed: the loss")).count()
+        })
+        .sum();
+    assert_eq!(logged as u64, best["failed"].as_u64().unwrap());
 }
 
 #[test]
@@ -243,6 +257,26 @@ fn a_loss_failing_on_one_rank_of_a_worker_fails_the_evaluation() {
         }
     }
     assert!(rank_local > 0, "no evaluation recorded the follower's failure:\n{csv}");
+    for worker in 0..2 {
+        let follower =
+            std::fs::read_to_string(dir.path().join(format!("logs/rank-{:05}.log", 2 * worker + 1))).unwrap();
+        assert!(follower.contains(&format!("(worker {worker} rank 1, island {worker}): start")), "{follower}");
+        assert!(follower.contains("failed on this rank: the loss returned an error: y = "), "{follower}");
+        assert!(follower.contains("done: took part in 100 evaluations"), "{follower}");
+    }
+}
+
+#[test]
+fn per_rank_logs_that_cannot_be_written_stop_the_run_before_it_starts() {
+    let dir = tmp();
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "a file").unwrap();
+    let args = ["--generations", "5", "--log-dir", blocker.to_str().unwrap()];
+    let out = propulate_raw(Transport::Mpi, 2, &args, Some(dir.path()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("per-rank log: ") && stderr.contains("rank-00000.log"), "{stderr}");
+    assert!(!dir.path().join("best.json").exists());
 }
 
 #[test]

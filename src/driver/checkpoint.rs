@@ -16,20 +16,8 @@ use crate::transport::Communicator;
 
 /// Every rank learns every rank's error; all return the first one (so rank 0 can report it).
 fn agree(world: &mut dyn Communicator, mine: Result<()>) -> Result<()> {
-    let message = match &mine {
-        Ok(()) => Vec::new(),
-        Err(e) => e.to_string().into_bytes(),
-    };
-    let all = world.all_gather(message)?;
-    match all.iter().position(|m| !m.is_empty()) {
-        None => Ok(()),
-        Some(rank) if rank == world.rank() => mine,
-        Some(rank) => {
-            let text = String::from_utf8_lossy(&all[rank]);
-            // The messages carry their own "checkpoint: " prefix already.
-            Err(Error::Checkpoint(text.strip_prefix("checkpoint: ").unwrap_or(&text).to_string()))
-        }
-    }
+    // The messages carry their own "checkpoint: " prefix already.
+    super::agree(world, mine, |text| Error::Checkpoint(text.strip_prefix("checkpoint: ").unwrap_or(text).to_string()))
 }
 
 fn check(manifest: &Manifest, cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Result<()> {

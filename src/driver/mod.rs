@@ -5,6 +5,7 @@ mod checkpoint;
 mod evaluate;
 mod message;
 mod progress;
+mod rank_log;
 mod summary;
 mod termination;
 mod worker;
@@ -18,7 +19,7 @@ use std::time::Instant;
 
 use crate::config::RunConfig;
 use crate::context::WorkerContext;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::individual::{Individual, Params};
 use crate::launcher::LaunchInfo;
 use crate::layout::Layout;
@@ -30,6 +31,7 @@ use crate::transport::{Communicator, borrow_boxed, reborrow};
 use evaluate::{agree_on_failure, evaluate, evaluation_seed};
 use message::{decode, encode};
 use progress::Progress;
+use rank_log::RankLog;
 use worker::RootWorker;
 
 /// Run an optimization on `world` (collective: every rank calls it with the same arguments).
@@ -64,7 +66,9 @@ where
     let mut worker_comm =
         if layout.ranks_per_worker() > 1 { world.split(Some(layout.worker_of_rank(rank) as u32), rank)? } else { None };
     let mut roots = world.split(is_root.then_some(0), rank)?;
-    let device = LaunchInfo::detect().device();
+    let launch = LaunchInfo::detect();
+    let device = launch.device();
+    let rank_log = open_rank_log(world, cfg, &layout, &launch)?;
     let replay = checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout)?;
     world.barrier()?;
     let start = Instant::now();
@@ -74,11 +78,12 @@ where
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match borrow_boxed(&mut roots) {
         Some(roots) => {
             let wc = borrow_boxed(&mut worker_comm);
-            run_root(roots, wc, cfg, space, propagator, &layout, rank, device, &mut loss, start, replay.as_ref())
+            let (replay, w) = (replay.as_ref(), wc);
+            run_root(roots, w, cfg, space, propagator, &layout, rank, device, &mut loss, start, replay, rank_log)
         }
         None => {
             let wc = borrow_boxed(&mut worker_comm).expect("non-root ranks belong to a multi-rank worker");
-            run_follower(wc, cfg, space, &layout, rank, device, &mut loss)
+            run_follower(wc, cfg, space, &layout, rank, device, &mut loss, rank_log)
         }
     }));
     match outcome {
@@ -88,6 +93,59 @@ where
         Ok(Err(e)) => world.abort(1, &format!("unrecoverable error: {e}")),
         Err(panic) => world.abort(1, &format!("panic: {}", evaluate::panic_message(panic.as_ref()))),
     }
+}
+
+/// Every rank learns every rank's error; all return the lowest rank's, so that rank 0 reports what
+/// went wrong anywhere and no rank goes on alone. `remote` rebuilds another rank's error from its text.
+fn agree(world: &mut dyn Communicator, mine: Result<()>, remote: impl Fn(&str) -> Error) -> Result<()> {
+    let message = match &mine {
+        Ok(()) => Vec::new(),
+        Err(e) => e.to_string().into_bytes(),
+    };
+    let all = world.all_gather(message)?;
+    match all.iter().position(|m| !m.is_empty()) {
+        None => Ok(()),
+        Some(rank) if rank == world.rank() => mine,
+        Some(rank) => Err(remote(&String::from_utf8_lossy(&all[rank]))),
+    }
+}
+
+/// This rank's log file, opened on every rank or on none.
+fn open_rank_log(
+    world: &mut dyn Communicator,
+    cfg: &RunConfig,
+    layout: &Layout,
+    launch: &LaunchInfo,
+) -> Result<RankLog> {
+    let Some(settings) = &cfg.rank_logs else { return Ok(RankLog::off()) };
+    let rank = world.rank();
+    let worker = layout.worker_of_rank(rank);
+    let role = match layout.ranks_per_worker() {
+        1 => format!("rank {rank} (worker {worker}, island {})", layout.island_of_worker(worker)),
+        _ => format!(
+            "rank {rank} (worker {worker} rank {}, island {})",
+            layout.rank_in_worker(rank),
+            layout.island_of_worker(worker)
+        ),
+    };
+    let (mut log, mine) = match RankLog::open(&settings.dir, rank, role) {
+        Ok(log) => (log, Ok(())),
+        Err(e) => (RankLog::off(), Err(e)),
+    };
+    agree(world, mine, |text| Error::RankLog(text.strip_prefix("per-rank log: ").unwrap_or(text).to_string()))?;
+    let host = std::env::var("HOSTNAME").ok().or_else(|| std::fs::read_to_string("/etc/hostname").ok());
+    log.line(|| {
+        format!(
+            "start: {} ranks, {} workers on {} islands, launcher {:?}, local rank {}, host {}",
+            layout.world_size(),
+            layout.workers(),
+            layout.islands(),
+            launch.launcher,
+            launch.local_rank,
+            host.as_deref().map_or("unknown", str::trim)
+        )
+    });
+    Ok(log)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -103,12 +161,17 @@ fn run_root<F>(
     loss: &mut F,
     start: Instant,
     replay: Option<&crate::journal::Replay>,
+    rank_log: RankLog,
 ) -> Result<RunResult>
 where
     F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
 {
     let mut w = RootWorker::new(cfg, space, propagator, layout, rank, device, replay)?;
+    w.rank_log = rank_log;
     let resumed = w.evaluated.len() as u64;
+    if resumed > 0 {
+        w.rank_log.line(|| format!("resumed after {resumed} evaluations of this worker"));
+    }
     let mut progress = (cfg.progress && rank == 0).then(|| Progress::new(cfg.generations));
     w.run(roots, reborrow(&mut worker_comm), loss, &mut progress)?;
     let wall_s = start.elapsed().as_secs_f64();
@@ -132,6 +195,7 @@ where
 }
 
 /// A non-root rank of a multi-rank worker: evaluate whatever the root broadcasts, until told to stop.
+#[allow(clippy::too_many_arguments)]
 fn run_follower<F>(
     wc: &mut dyn Communicator,
     cfg: &RunConfig,
@@ -140,11 +204,13 @@ fn run_follower<F>(
     rank: usize,
     device: crate::launcher::Device,
     loss: &mut F,
+    mut rank_log: RankLog,
 ) -> Result<RunResult>
 where
     F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
 {
     let worker = layout.worker_of_rank(rank);
+    let mut evaluations = 0u64;
     loop {
         let mut bytes = Vec::new();
         wc.broadcast(0, &mut bytes)?;
@@ -162,8 +228,13 @@ where
             comm: Some(&mut *wc),
         };
         evaluate(loss, space, &mut ind, &mut ctx);
+        if let Some(reason) = &ind.failure {
+            rank_log.line(|| format!("generation {} failed on this rank: {reason}", ind.id.generation));
+        }
         agree_on_failure(wc, &mut ind)?;
+        evaluations += 1;
     }
+    rank_log.line(|| format!("done: took part in {evaluations} evaluations"));
     let mut bytes = Vec::new();
     wc.broadcast(0, &mut bytes)?;
     decode(&bytes, 0)

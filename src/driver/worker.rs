@@ -22,6 +22,7 @@ use crate::transport::{Communicator, reborrow};
 use super::evaluate::{LossResult, agree_on_failure, evaluate, evaluation_seed};
 use super::message::{Message, TAG_DATA, decode, encode};
 use super::progress::Progress;
+use super::rank_log::RankLog;
 use super::termination::{DataHandler, MessageCounts, drain_to_quiescence};
 
 /// Everything one worker root holds.
@@ -47,6 +48,10 @@ pub(crate) struct RootWorker<'a> {
     pub journal: Option<JournalWriter>,
     /// First generation number of this run's workers (non-zero after a reshape).
     pub generation_offset: u64,
+    /// This rank's log file (off unless asked for).
+    pub rank_log: RankLog,
+    /// Failed evaluations among `evaluated`.
+    pub failed: u64,
 }
 
 impl<'a> RootWorker<'a> {
@@ -69,6 +74,7 @@ impl<'a> RootWorker<'a> {
             }
             None => (Population::new(), Vec::new(), 0),
         };
+        let evaluated_failed = evaluated.iter().filter(|i: &&Individual| i.failure.is_some()).count() as u64;
         let journal = match &cfg.checkpoint {
             Some(ck) => Some(JournalWriter::create(&ck.dir, worker, ck.fsync)?),
             None => None,
@@ -91,6 +97,8 @@ impl<'a> RootWorker<'a> {
             emigrated,
             journal,
             generation_offset: replay.map_or(0, |r| r.manifest.generation_offset),
+            rank_log: RankLog::off(),
+            failed: evaluated_failed,
         })
     }
 
@@ -140,6 +148,10 @@ impl<'a> RootWorker<'a> {
             if let Some(wc) = reborrow(&mut worker_comm) {
                 agree_on_failure(wc, &mut ind)?;
             }
+            if let Some(reason) = &ind.failure {
+                self.failed += 1;
+                self.rank_log.line(|| format!("generation {generation} failed: {reason}"));
+            }
             self.log(|| Event::Eval { ind: ind.clone() })?; // before anyone hears of it
             self.population.insert(ind.clone());
             self.publish(roots, &ind)?;
@@ -159,14 +171,36 @@ impl<'a> RootWorker<'a> {
             if let Some(p) = progress.as_mut() {
                 p.tick(generation + 1, &self.population);
             }
+            let interval = self.cfg.rank_logs.as_ref().map_or(u64::MAX, |l| l.interval);
+            if (generation + 1 - self.generation_offset).is_multiple_of(interval) {
+                self.log_status("generation");
+            }
         }
         drain_to_quiescence(roots, self)?;
+        self.log_status("done after generation");
         let generations = self.evaluated.len() as u64;
         self.log(|| Event::Done { generations })?;
         if let Some(j) = self.journal.as_mut() {
             j.sync()?;
         }
         Ok(())
+    }
+
+    /// A status line in the per-rank log: where this worker is and what its island knows.
+    fn log_status(&mut self, what: &str) {
+        if !self.rank_log.is_on() {
+            return;
+        }
+        let (done, failed) = (self.evaluated.len(), self.failed);
+        let best = self.population.iter_best().next().map(|i| i.loss);
+        let (active, emigrated) = (self.population.active_len(), self.emigrated);
+        self.rank_log.line(|| {
+            let best = best.map_or("none yet".to_string(), |l| format!("{l:.6e}"));
+            format!(
+                "{what} {}: {done} evaluations ({failed} failed), island best {best}, {active} active, {emigrated} emigrated",
+                self.generation_offset + done as u64
+            )
+        });
     }
 
     /// Append an event to the journal, if checkpointing (the event is built only then).
