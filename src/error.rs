@@ -44,6 +44,9 @@ pub enum Error {
     /// A checkpoint is missing, corrupted, foreign or does not match the run.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// The rendezvous store could not be served, reached or used.
+    #[error("TCP store: {0}")]
+    Store(String),
     /// A per-rank log file could not be opened.
     #[error("per-rank log: {0}")]
     RankLog(String),

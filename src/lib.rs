@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod ddp;
 pub mod driver;
 pub mod error;
 pub mod functions;
