@@ -281,13 +281,21 @@ fn per_rank_logs_that_cannot_be_written_stop_the_run_before_it_starts() {
 
 #[test]
 fn tutorials_run_under_mpirun() {
-    for (name, np) in [("custom_loss", 4), ("multi_rank_worker", 8)] {
+    for (name, np) in [("custom_loss", 4), ("multi_rank_worker", 8), ("data_parallel", 4)] {
         let mut cmd = common::mpirun(np);
         cmd.arg(common::example(name));
         let out = common::run_with_timeout(cmd, std::time::Duration::from_secs(120));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(stdout.contains("islands consistent: yes"), "{name}: {stdout}");
+        if name == "data_parallel" {
+            // Every training ran to the end with bit-identical replicas and reached the noise level.
+            assert!(stdout.contains("evaluations: 24 (0 failed)"), "{stdout}");
+            assert!(stdout.contains("evaluations whose replicas diverged: 0"), "{stdout}");
+            let best = stdout.lines().find_map(|l| l.strip_prefix("best loss ")).unwrap();
+            let best: f64 = best.split(' ').next().unwrap().parse().unwrap();
+            assert!(best < 0.02, "data-parallel training did not learn: {best}");
+        }
     }
 }
 

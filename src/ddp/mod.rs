@@ -2,10 +2,16 @@
 //! one model together inside the loss closure. It sees only the `WorkerContext`.
 //!
 //! - `DistributedSampler`: each rank's shard of the training data, reshuffled per epoch.
-//! - `TcpStore` / `TcpStoreServer`: a rendezvous key-value store (set, get, add, wait, barrier).
+//! - `TcpStore` / `TcpStoreServer`: a rendezvous key-value store (set, get, add, wait, barrier);
+//!   `worker_store` sets one up for the ranks of a worker.
+//! - `GradSync`: gradient averaging between replicas; `MpiGradSync` over the worker communicator.
 
+mod grad_sync;
+mod rendezvous;
 mod sampler;
 mod tcp_store;
 
+pub use grad_sync::{GradSync, MpiGradSync, params_checksum, replicas_agree};
+pub use rendezvous::{WorkerStore, worker_store};
 pub use sampler::DistributedSampler;
 pub use tcp_store::{TcpStore, TcpStoreServer};

@@ -110,6 +110,17 @@ pub trait Communicator {
         self.wait_sends()
     }
 
+    /// Element-wise sum of `f32` values (gradients) over all ranks. The default goes through
+    /// `all_reduce_sum` in f64; every rank rounds the same total, so replicas stay identical.
+    fn all_reduce_sum_f32(&mut self, values: &mut [f32]) -> Result<()> {
+        let mut wide: Vec<f64> = values.iter().map(|&v| f64::from(v)).collect();
+        self.all_reduce_sum(&mut wide)?;
+        for (v, w) in values.iter_mut().zip(wide) {
+            *v = w as f32;
+        }
+        Ok(())
+    }
+
     /// The underlying MPI communicator, for loss closures that do their own collectives.
     #[cfg(feature = "mpi")]
     fn as_mpi(&self) -> Option<&::mpi::topology::SimpleCommunicator> {

@@ -180,6 +180,11 @@ impl Communicator for MpiComm {
         self.comm.all_reduce_into(&send[..], values, mpi::collective::SystemOperation::sum());
         Ok(())
     }
+    fn all_reduce_sum_f32(&mut self, values: &mut [f32]) -> Result<()> {
+        let send = values.to_vec();
+        self.comm.all_reduce_into(&send[..], values, mpi::collective::SystemOperation::sum());
+        Ok(())
+    }
     fn as_mpi(&self) -> Option<&SimpleCommunicator> {
         Some(&self.comm)
     }

@@ -1,0 +1,68 @@
+//! Gradient synchronisation between the replicas of a data-parallel worker: after every step, each
+//! rank's gradients are replaced by the mean over the worker's ranks, so that identical optimizer
+//! steps keep the replicas identical. Parameters are broadcast from the root once at the start.
+
+use crate::context::WorkerContext;
+use crate::error::Result;
+
+/// How the ranks of a worker average gradients and share parameters (flat `f32` buffers).
+pub trait GradSync {
+    /// Number of replicas.
+    fn ranks(&self) -> usize;
+    /// Replace `grads` by their element-wise mean over the replicas.
+    fn all_reduce_mean(&mut self, grads: &mut [f32]) -> Result<()>;
+    /// Give every replica the root's `params`.
+    fn broadcast_from_root(&mut self, params: &mut [f32]) -> Result<()>;
+}
+
+/// Gradient averaging with MPI all-reduce over the worker communicator (CPU training). A
+/// single-rank worker averages over itself: a no-op.
+pub struct MpiGradSync<'c, 'a> {
+    ctx: &'c mut WorkerContext<'a>,
+}
+
+impl<'c, 'a> MpiGradSync<'c, 'a> {
+    /// Average over the ranks of `ctx`'s worker.
+    pub fn new(ctx: &'c mut WorkerContext<'a>) -> Self {
+        MpiGradSync { ctx }
+    }
+}
+
+impl GradSync for MpiGradSync<'_, '_> {
+    fn ranks(&self) -> usize {
+        self.ctx.worker_size
+    }
+
+    fn all_reduce_mean(&mut self, grads: &mut [f32]) -> Result<()> {
+        let n = self.ctx.worker_size as f32;
+        if let Some(comm) = self.ctx.worker_comm() {
+            comm.all_reduce_sum_f32(grads)?;
+            for g in grads.iter_mut() {
+                *g /= n;
+            }
+        }
+        Ok(())
+    }
+
+    fn broadcast_from_root(&mut self, params: &mut [f32]) -> Result<()> {
+        let Some(comm) = self.ctx.worker_comm() else { return Ok(()) };
+        let mut bytes: Vec<u8> = params.iter().flat_map(|p| p.to_le_bytes()).collect();
+        comm.broadcast(0, &mut bytes)?;
+        for (p, b) in params.iter_mut().zip(bytes.chunks_exact(4)) {
+            *p = f32::from_le_bytes(b.try_into().expect("4 bytes"));
+        }
+        Ok(())
+    }
+}
+
+/// A checksum of a parameter buffer, for checking that replicas agree (bit-exact).
+pub fn params_checksum(params: &[f32]) -> u64 {
+    params.iter().fold(0xcbf2_9ce4_8422_2325, |h: u64, p| (h ^ u64::from(p.to_bits())).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// True when every rank of the worker holds bit-identical `params` (collective over the worker).
+pub fn replicas_agree(ctx: &mut WorkerContext<'_>, params: &[f32]) -> Result<bool> {
+    let Some(comm) = ctx.worker_comm() else { return Ok(true) };
+    let all = comm.all_gather(params_checksum(params).to_le_bytes().to_vec())?;
+    Ok(all.windows(2).all(|w| w[0] == w[1]))
+}
