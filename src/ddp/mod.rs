@@ -4,14 +4,19 @@
 //! - `DistributedSampler`: each rank's shard of the training data, reshuffled per epoch.
 //! - `TcpStore` / `TcpStoreServer`: a rendezvous key-value store (set, get, add, wait, barrier);
 //!   `worker_store` sets one up for the ranks of a worker.
-//! - `GradSync`: gradient averaging between replicas; `MpiGradSync` over the worker communicator.
+//! - `GradSync`: gradient averaging between replicas; `MpiGradSync` over the worker communicator,
+//!   `NcclGradSync` between GPUs (cargo feature `nccl`).
 
 mod grad_sync;
+#[cfg(feature = "nccl")]
+mod nccl;
 mod rendezvous;
 mod sampler;
 mod tcp_store;
 
 pub use grad_sync::{GradSync, MpiGradSync, params_checksum, replicas_agree};
+#[cfg(feature = "nccl")]
+pub use nccl::{NcclGradSync, nccl_available};
 pub use rendezvous::{WorkerStore, worker_store};
 pub use sampler::DistributedSampler;
 pub use tcp_store::{TcpStore, TcpStoreServer};
