@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 source scripts/mpi-env.sh
 cargo fmt --check
-cargo clippy --all-targets -- -D warnings
-cargo test
+# One feature set for the main build: MPI and the CNN task (Burn, flex backend).
+cargo clippy --features cnn --all-targets -- -D warnings
+cargo test --features cnn
 # Without MPI (in-process transport only) the library must pass its unit tests and the binary and
 # examples must build.
 cargo test --no-default-features --lib

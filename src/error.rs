@@ -47,6 +47,9 @@ pub enum Error {
     /// The rendezvous store could not be served, reached or used.
     #[error("TCP store: {0}")]
     Store(String),
+    /// Training data is missing or malformed.
+    #[error("data: {0}")]
+    Data(String),
     /// A per-rank log file could not be opened.
     #[error("per-rank log: {0}")]
     RankLog(String),

@@ -2,6 +2,8 @@
 #![warn(missing_docs)]
 
 pub mod cli;
+#[cfg(feature = "cnn")]
+pub mod cnn;
 pub mod config;
 pub mod context;
 pub mod ddp;

@@ -9,6 +9,10 @@ use crate::error::Result;
 pub trait GradSync {
     /// Number of replicas.
     fn ranks(&self) -> usize;
+    /// This replica's index among them (0 is the worker root).
+    fn rank(&self) -> usize;
+    /// Element-wise sum of `values` over the replicas (validation totals).
+    fn all_reduce_sum(&mut self, values: &mut [f64]) -> Result<()>;
     /// Replace `grads` by their element-wise mean over the replicas.
     fn all_reduce_mean(&mut self, grads: &mut [f32]) -> Result<()>;
     /// Give every replica the root's `params`.
@@ -31,6 +35,14 @@ impl<'c, 'a> MpiGradSync<'c, 'a> {
 impl GradSync for MpiGradSync<'_, '_> {
     fn ranks(&self) -> usize {
         self.ctx.worker_size
+    }
+
+    fn rank(&self) -> usize {
+        self.ctx.worker_rank
+    }
+
+    fn all_reduce_sum(&mut self, values: &mut [f64]) -> Result<()> {
+        self.ctx.all_reduce_sum(values)
     }
 
     fn all_reduce_mean(&mut self, grads: &mut [f32]) -> Result<()> {
@@ -65,4 +77,15 @@ pub fn replicas_agree(ctx: &mut WorkerContext<'_>, params: &[f32]) -> Result<boo
     let Some(comm) = ctx.worker_comm() else { return Ok(true) };
     let all = comm.all_gather(params_checksum(params).to_le_bytes().to_vec())?;
     Ok(all.windows(2).all(|w| w[0] == w[1]))
+}
+
+/// The same check through any [`GradSync`]: the root's parameters are broadcast and every replica
+/// compares them with its own, bit for bit.
+pub fn replicas_agree_via(sync: &mut dyn GradSync, params: &[f32]) -> Result<bool> {
+    let mut root = params.to_vec();
+    sync.broadcast_from_root(&mut root)?;
+    let differs = root.iter().zip(params).any(|(a, b)| a.to_bits() != b.to_bits());
+    let mut votes = [f64::from(u8::from(differs))];
+    sync.all_reduce_sum(&mut votes)?;
+    Ok(votes[0] == 0.0)
 }

@@ -34,6 +34,7 @@ pub struct NcclGradSync {
     comm: Comm,
     stream: Arc<CudaStream>,
     ranks: usize,
+    rank: usize,
 }
 
 impl NcclGradSync {
@@ -78,13 +79,13 @@ impl NcclGradSync {
         let stream = context.default_stream();
         let comm = Comm::from_rank(Arc::clone(&stream), ctx.worker_rank, ctx.worker_size, id)
             .map_err(|e| nccl_error("joining the worker's group", e))?;
-        Ok(NcclGradSync { comm, stream, ranks: ctx.worker_size })
+        Ok(NcclGradSync { comm, stream, ranks: ctx.worker_size, rank: ctx.worker_rank })
     }
 
-    fn on_gpu(
+    fn on_gpu<T: cudarc::driver::DeviceRepr + Copy>(
         &mut self,
-        values: &mut [f32],
-        op: impl FnOnce(&Comm, &mut cudarc::driver::CudaSlice<f32>) -> Result<()>,
+        values: &mut [T],
+        op: impl FnOnce(&Comm, &mut cudarc::driver::CudaSlice<T>) -> Result<()>,
     ) -> Result<()> {
         let mut buf = self.stream.clone_htod(values).map_err(|e| nccl_error("copying to the GPU", e))?;
         op(&self.comm, &mut buf)?;
@@ -97,6 +98,16 @@ impl NcclGradSync {
 impl GradSync for NcclGradSync {
     fn ranks(&self) -> usize {
         self.ranks
+    }
+
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn all_reduce_sum(&mut self, values: &mut [f64]) -> Result<()> {
+        self.on_gpu(values, |comm, buf| {
+            comm.all_reduce_in_place(buf, &ReduceOp::Sum).map(|_| ()).map_err(|e| nccl_error("all-reduce", e))
+        })
     }
 
     fn all_reduce_mean(&mut self, grads: &mut [f32]) -> Result<()> {
