@@ -1,10 +1,12 @@
-//! The CNN task on real Fashion-MNIST (installed by scripts/install-deps.sh): a data-parallel
-//! training that learns, with bit-identical replicas, and the tutorial under mpirun.
+//! The CNN task on Fashion-MNIST (installed by scripts/install-deps.sh; where the package cannot be
+//! installed, on synthetic MNIST-format data instead): a data-parallel training that learns, with
+//! bit-identical replicas, and the tutorial under mpirun.
 #![cfg(feature = "cnn")]
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use propulate::cnn::{self, Activation, Hyperparameters, Split, TrainSettings};
 use propulate::ddp::MpiGradSync;
