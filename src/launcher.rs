@@ -40,6 +40,16 @@ pub struct LaunchInfo {
     pub visible_gpus: usize,
 }
 
+/// This machine's name as other machines reach it ("localhost" when the system does not say).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
 fn var_usize(name: &str) -> Option<usize> {
     env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }

@@ -55,11 +55,11 @@ fn ranks_of_a_worker_meet_in_the_store_and_average_gradients() {
             if grads != vec![1.0; 5] || params != vec![p.float("x") as f32; 3] {
                 return Err(format!("rank {}: grads {grads:?}, params {params:?}", ctx.worker_rank).into());
             }
-            if !replicas_agree(ctx, &params)? {
+            if !replicas_agree(&mut sync, &params)? {
                 return Err("replicas differ after the broadcast".into());
             }
-            let mine = vec![ctx.worker_rank as f32];
-            if replicas_agree(ctx, &mine)? {
+            let mine = vec![sync.rank() as f32];
+            if replicas_agree(&mut sync, &mine)? {
                 return Err("different buffers were reported equal".into());
             }
             Ok(p.float("x"))

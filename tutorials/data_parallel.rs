@@ -79,8 +79,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let idx = validation.indices(0);
         let sse: f64 = idx.iter().map(|&i| f64::from(predict(&params, &valid.x[i]) - valid.y[i]).powi(2)).sum();
         let mut totals = [sse, idx.len() as f64];
-        ctx.all_reduce_sum(&mut totals)?;
-        if !replicas_agree(ctx, &params)? {
+        sync.all_reduce_sum(&mut totals)?;
+        if !replicas_agree(&mut sync, &params)? {
             return Err("the replicas diverged".into());
         }
         Ok(totals[0] / totals[1])

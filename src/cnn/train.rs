@@ -11,7 +11,7 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::idx::ImageSet;
 use super::model::{Activation, Net};
-use crate::ddp::{DistributedSampler, GradSync, replicas_agree_via};
+use crate::ddp::{DistributedSampler, GradSync, replicas_agree};
 use crate::error::{Error, Result};
 
 /// Mean and standard deviation of MNIST's pixels (the reference tutorial normalises with them).
@@ -217,7 +217,7 @@ pub fn train(
     }
     let mut check = ParamsToFlat(Flat::default());
     model.visit(&mut check);
-    if !replicas_agree_via(sync, &check.0.values)? {
+    if !replicas_agree(sync, &check.0.values)? {
         return Err(Error::InvalidConfig("the replicas of this worker diverged during training".into()));
     }
     Ok(best)

@@ -67,21 +67,9 @@ impl GradSync for MpiGradSync<'_, '_> {
     }
 }
 
-/// A checksum of a parameter buffer, for checking that replicas agree (bit-exact).
-pub fn params_checksum(params: &[f32]) -> u64 {
-    params.iter().fold(0xcbf2_9ce4_8422_2325, |h: u64, p| (h ^ u64::from(p.to_bits())).wrapping_mul(0x0100_0000_01b3))
-}
-
-/// True when every rank of the worker holds bit-identical `params` (collective over the worker).
-pub fn replicas_agree(ctx: &mut WorkerContext<'_>, params: &[f32]) -> Result<bool> {
-    let Some(comm) = ctx.worker_comm() else { return Ok(true) };
-    let all = comm.all_gather(params_checksum(params).to_le_bytes().to_vec())?;
-    Ok(all.windows(2).all(|w| w[0] == w[1]))
-}
-
-/// The same check through any [`GradSync`]: the root's parameters are broadcast and every replica
-/// compares them with its own, bit for bit.
-pub fn replicas_agree_via(sync: &mut dyn GradSync, params: &[f32]) -> Result<bool> {
+/// True when every replica holds bit-identical `params` (collective over the replicas): the root's
+/// parameters are broadcast and every replica compares them with its own, bit for bit.
+pub fn replicas_agree(sync: &mut dyn GradSync, params: &[f32]) -> Result<bool> {
     let mut root = params.to_vec();
     sync.broadcast_from_root(&mut root)?;
     let differs = root.iter().zip(params).any(|(a, b)| a.to_bits() != b.to_bits());

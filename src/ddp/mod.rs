@@ -14,7 +14,7 @@ mod rendezvous;
 mod sampler;
 mod tcp_store;
 
-pub use grad_sync::{GradSync, MpiGradSync, params_checksum, replicas_agree, replicas_agree_via};
+pub use grad_sync::{GradSync, MpiGradSync, replicas_agree};
 #[cfg(feature = "nccl")]
 pub use nccl::{NcclGradSync, nccl_available};
 pub use rendezvous::{WorkerStore, worker_store};

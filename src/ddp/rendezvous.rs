@@ -22,22 +22,12 @@ impl WorkerStore {
     }
 }
 
-/// This machine's name as other machines reach it.
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into())
-}
-
 /// Meet the other ranks of this worker. The root serves on `port` (0: any free port, the usual
 /// choice; several workers on one node need distinct ports); `timeout` bounds connecting and every
 /// later blocking call. Collective over the worker's ranks: all of them call it. A root that cannot
 /// serve makes every rank return its error.
 pub fn worker_store(ctx: &mut WorkerContext<'_>, port: u16, timeout: Duration) -> Result<WorkerStore> {
-    let host = hostname();
+    let host = crate::launcher::hostname();
     let (server, mut announcement) = if ctx.is_worker_root() {
         match TcpStoreServer::bind("0.0.0.0", port) {
             Ok(s) => {

@@ -133,7 +133,7 @@ fn open_rank_log(
         Err(e) => (RankLog::off(), Err(e)),
     };
     agree(world, mine, |text| Error::RankLog(text.strip_prefix("per-rank log: ").unwrap_or(text).to_string()))?;
-    let host = std::env::var("HOSTNAME").ok().or_else(|| std::fs::read_to_string("/etc/hostname").ok());
+    let host = crate::launcher::hostname();
     log.line(|| {
         format!(
             "start: {} ranks, {} workers on {} islands, launcher {:?}, local rank {}, host {}",
@@ -142,7 +142,7 @@ fn open_rank_log(
             layout.islands(),
             launch.launcher,
             launch.local_rank,
-            host.as_deref().map_or("unknown", str::trim)
+            host
         )
     });
     Ok(log)
