@@ -4,7 +4,7 @@
 //! `faulty_loss OUT_DIR [RANKS_PER_WORKER]`: with 2 ranks per worker, the second rank of each worker
 //! also fails on its own for some inputs, while the worker's root returns a loss.
 
-use propulate::transport::Communicator;
+use propulate::transport::PointToPoint;
 use propulate::{Optimizer, SearchSpace};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

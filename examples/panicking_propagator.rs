@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use propulate::individual::Individual;
 use propulate::propagator::{Arity, InitUniform, Pool, Propagator};
 use propulate::rng::PropRng;
-use propulate::transport::Communicator;
+use propulate::transport::PointToPoint;
 use propulate::{Optimizer, SearchSpace};
 
 #[derive(Debug)]
@@ -26,7 +26,12 @@ impl Propagator for BreaksOnRank {
     fn offspring(&self) -> usize {
         1
     }
-    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> propulate::Result<Vec<Individual>> {
+    fn propagate(
+        &self,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> propulate::propagator::Result<Vec<Individual>> {
         if self.rank == 1 && self.calls.fetch_add(1, Ordering::SeqCst) == 20 {
             panic!("propagator invariant broken on purpose");
         }

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Set up and run the whole test suite: formatting, lints, unit, property and doc tests, and the
-# driver tests under mpirun (2 to 8 ranks, oversubscribed) and with in-process ranks.
+# Set up and run the whole test suite: formatting, lints, unit, property and doc tests of every
+# crate of the workspace, and the driver tests under mpirun (2 to 8 ranks, oversubscribed) and with
+# in-process ranks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 source scripts/mpi-env.sh
-cargo fmt --check
-# One feature set for the main build: MPI and the CNN task (Burn, flex backend).
-cargo clippy --features cnn --all-targets -- -D warnings
-cargo test --features cnn
-# Without MPI (in-process transport only) the library must pass its unit tests and the binary and
-# examples must build.
-cargo test --no-default-features --lib
-cargo check --no-default-features --bins --examples
-# The NCCL gradient sync builds without CUDA (the libraries are loaded at run time); its test checks
-# the clear error on a machine without a GPU, and a one-rank average where there is one.
-cargo clippy --features nccl --lib -- -D warnings
-cargo test --features nccl --lib ddp::nccl
+cargo fmt --all --check
+# One feature set for the whole workspace, so that every crate (Burn above all) is built once:
+# MPI, the CNN task (Burn, flex backend) and NCCL (CUDA and NCCL are loaded at run time, so it
+# builds without them; its test checks the clear error without a GPU, and a one-rank average where
+# there is one).
+cargo clippy --workspace --features cnn,nccl --all-targets -- -D warnings
+cargo test --workspace --features cnn,nccl
+# Without MPI (in-process transport only) the engine must pass its unit tests, and the binary and
+# examples must build. Neither builds Burn.
+cargo test -p propulate-engine --no-default-features --lib
+cargo check -p propulate-rs --no-default-features --bins --examples

@@ -1,36 +1,54 @@
 //! propulate: asynchronous island-model evolutionary hyperparameter optimization on MPI.
+//!
+//! This crate is the front door: it re-exports the layers, each a crate of its own (see the
+//! README's architecture section).
+//!
+//! - [`propulate_core`]: search spaces, individuals, populations, propagators, layouts, topologies
+//!   and the benchmark functions (no I/O, no MPI);
+//! - [`propulate_engine`]: the [`Optimizer`], transports, driver, checkpoints, observers, results;
+//! - [`ddp`] (`propulate_ddp`): data-parallel training inside a loss (sampler, TCP store, gradient
+//!   averaging over the worker communicator or NCCL);
+//! - `cnn` (`propulate_cnn`, cargo feature `cnn`): the reference tutorial's CNN on MNIST-format data.
+//!
+//! ```
+//! use propulate::{Optimizer, SearchSpace};
+//!
+//! let space = SearchSpace::builder()
+//!     .float("x", -5.0, 5.0)
+//!     .int("n", 1, 8)
+//!     .categorical("act", &["relu", "tanh"])
+//!     .build()?;
+//! // Four workers as threads of this process, two islands of two.
+//! let result = Optimizer::new(space)
+//!     .generations(60)
+//!     .islands(2)
+//!     .seed(1)
+//!     .run_local(4, |p, _ctx| {
+//!         let penalty = if p.category("act") == "relu" { 0.0 } else { 1.0 };
+//!         Ok(p.float("x").powi(2) + (p.int("n") - 3).abs() as f64 + penalty)
+//!     })?;
+//! assert_eq!(result.evaluations, 4 * 60);
+//! assert!(result.consistent);
+//! assert!(result.best[0].loss < 1.0);
+//! # Ok::<(), propulate::Error>(())
+//! ```
 #![warn(missing_docs)]
 
-pub mod cli;
-#[cfg(feature = "cnn")]
-pub mod cnn;
-pub mod config;
-pub mod context;
-pub mod ddp;
-pub mod driver;
-pub mod error;
-pub mod functions;
-pub mod individual;
-pub mod journal;
-pub mod launcher;
-pub mod layout;
-pub mod optimizer;
-pub mod output;
-pub mod plot;
-pub mod population;
-pub mod propagator;
-pub mod report;
-pub mod rng;
-pub mod space;
-pub mod topology;
-pub mod transport;
+pub use propulate_core::{Individual, IndividualId, IslandSpec, Params, SearchSpace, TopologySpec, Value};
+pub use propulate_core::{functions, individual, layout, population, propagator, rng, space, topology};
+pub use propulate_engine::{
+    Error, LossResult, Observer, ObserverMode, Optimizer, Result, RunConfig, RunResult, Selection, WorkerContext,
+};
+pub use propulate_engine::{
+    config, context, journal, launcher, observe, optimizer, output, plot, report, result, transport,
+};
 
-pub use config::{RunConfig, Selection};
-pub use context::WorkerContext;
-pub use driver::{LossResult, RunResult};
-pub use error::{Error, Result};
-pub use individual::{Individual, IndividualId, Params};
-pub use layout::IslandSpec;
-pub use optimizer::Optimizer;
-pub use space::{SearchSpace, Value};
-pub use topology::TopologySpec;
+/// Data-parallel training inside a loss: sampler, rendezvous store, gradient averaging.
+pub use propulate_ddp as ddp;
+
+/// The CNN task: the reference tutorial's network on MNIST-format data (cargo feature `cnn`).
+#[cfg(feature = "cnn")]
+pub use propulate_cnn as cnn;
+
+/// The core's error type (bad spaces, propagators, layouts), which [`Error`] wraps.
+pub use propulate_core::Error as CoreError;

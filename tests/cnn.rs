@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use propulate::cnn::{self, Activation, Hyperparameters, Split, TrainSettings};
-use propulate::ddp::MpiGradSync;
+use propulate::ddp::CommGradSync;
 use propulate::{Optimizer, SearchSpace};
 
 /// Fashion-MNIST if installed, else a synthetic set in the same format: class k is a bright 6x6
@@ -58,7 +58,7 @@ fn two_replicas_learn_fashion_mnist_and_stay_identical() {
             let hp = Hyperparameters { conv_layers: 2, activation: Activation::Relu, lr: 0.05 };
             let settings = TrainSettings { max_epochs: 3, patience: 3, batch: 16 };
             let seed = ctx.seed;
-            let outcome = cnn::train(&mut MpiGradSync::new(ctx), seed, &train, &valid, hp, settings)?;
+            let outcome = cnn::train(&mut CommGradSync::new(ctx), seed, &train, &valid, hp, settings)?;
             // Chance is 10% and ln 10 = 2.30; a network that trained gets well past both.
             if outcome.accuracy < 0.5 || outcome.best_loss > 1.5 {
                 return Err(format!("did not learn: {outcome:?}").into());

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use propulate::ddp::{GradSync, MpiGradSync, replicas_agree, worker_store};
+use propulate::ddp::{CommGradSync, GradSync, replicas_agree, worker_store};
 use propulate::{Optimizer, SearchSpace};
 
 fn space() -> SearchSpace {
@@ -48,7 +48,7 @@ fn ranks_of_a_worker_meet_in_the_store_and_average_gradients() {
             // Gradients 0, 1, 2 (by rank) average to 1 everywhere; params start as the root's.
             let mut grads = vec![ctx.worker_rank as f32; 5];
             let mut params = vec![ctx.worker_rank as f32 + p.float("x") as f32; 3];
-            let mut sync = MpiGradSync::new(ctx);
+            let mut sync = CommGradSync::new(ctx);
             assert_eq!(sync.ranks(), 3);
             sync.all_reduce_mean(&mut grads)?;
             sync.broadcast_from_root(&mut params)?;

@@ -9,14 +9,14 @@
 //! - a `WorkerStore` (TCP rendezvous served by the worker root) is set up for the evaluation, and
 //!   its barrier lines the ranks up before the training;
 //! - the root's initial weights are broadcast, so both replicas start equal;
-//! - each rank trains on its `DistributedSampler` shard, and after every step `MpiGradSync` replaces
+//! - each rank trains on its `DistributedSampler` shard, and after every step `CommGradSync` replaces
 //!   the gradients by their mean over the replicas, so the replicas stay bit-identical;
 //! - the validation loss is summed over the ranks' validation shards, so every rank returns the same
 //!   number; the worker checks that its replicas still agree before returning it.
 
 use std::time::Duration;
 
-use propulate::ddp::{DistributedSampler, GradSync, MpiGradSync, replicas_agree, worker_store};
+use propulate::ddp::{CommGradSync, DistributedSampler, GradSync, replicas_agree, worker_store};
 use propulate::{Optimizer, SearchSpace};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -59,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut params: Vec<f32> = (0..=FEATURES).map(|_| init.random_range(-0.1..0.1)).collect();
         let sampler = DistributedSampler::new(train.y.len(), ranks, ctx.worker_rank, ctx.seed)?;
         let validation = DistributedSampler::new(valid.y.len(), ranks, ctx.worker_rank, 0)?.without_shuffle();
-        let mut sync = MpiGradSync::new(ctx);
+        let mut sync = CommGradSync::new(ctx);
         sync.broadcast_from_root(&mut params)?;
         for epoch in 0..epochs {
             for step in sampler.indices(epoch).chunks(batch) {
@@ -90,7 +90,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (result, rank) = {
         let runtime = propulate::transport::mpi::MpiRuntime::init()?;
         let mut world = runtime.world();
-        use propulate::transport::Communicator;
+        use propulate::transport::PointToPoint;
         let r = optimizer.run(&mut world, loss)?;
         (r, world.rank())
     };

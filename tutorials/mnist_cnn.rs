@@ -11,8 +11,8 @@
 //! 1e-1 (log scale). The loss is the best validation cross-entropy on the test split (1000 images).
 
 use propulate::cnn::{self, Activation, Hyperparameters, Split, TrainSettings};
-use propulate::ddp::MpiGradSync;
-use propulate::transport::Communicator;
+use propulate::ddp::CommGradSync;
+use propulate::transport::PointToPoint;
 use propulate::{Optimizer, SearchSpace};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -49,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             lr: p.float("lr"),
         };
         let (seed, worker, root) = (ctx.seed, ctx.worker, ctx.is_worker_root());
-        let outcome = cnn::train(&mut MpiGradSync::new(ctx), seed, &train, &valid, hp, settings)?;
+        let outcome = cnn::train(&mut CommGradSync::new(ctx), seed, &train, &valid, hp, settings)?;
         if root {
             eprintln!(
                 "worker {worker}: {hp:?}: validation loss {:.4}, accuracy {:.3} after {} epochs",

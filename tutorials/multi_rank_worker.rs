@@ -29,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (result, rank) = {
         let runtime = propulate::transport::mpi::MpiRuntime::init()?;
         let mut world = runtime.world();
-        use propulate::transport::Communicator;
+        use propulate::transport::PointToPoint;
         let r = optimizer.run(&mut world, loss)?;
         (r, world.rank())
     };

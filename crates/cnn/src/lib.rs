@@ -1,0 +1,17 @@
+//! propulate-cnn, the CNN task: the reference tutorial's network trained data-parallel on
+//! MNIST-format data inside a loss closure, returning its validation loss.
+//!
+//! - `idx`: MNIST-format files (plain or gzipped), Fashion-MNIST from Debian by default.
+//! - `model`: the network (convolutions and activation as hyperparameters).
+//! - `train`: the training loop (sampler shards, gradient averaging, early stopping, a global
+//!   validation loss).
+
+pub mod error;
+pub mod idx;
+pub mod model;
+pub mod train;
+
+pub use error::{Error, Result};
+pub use idx::{DEBIAN_FASHION_MNIST, ImageSet, Split};
+pub use model::{Activation, Net};
+pub use train::{Hyperparameters, TrainOutcome, TrainSettings, train};

@@ -1,0 +1,151 @@
+//! An individual: a point of the search space with its loss, a unique identity and its history.
+
+use serde::{Deserialize, Serialize};
+
+use crate::space::{SearchSpace, Value};
+
+/// Who bred an individual: unique across a run, because each worker counts its own generations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct IndividualId {
+    /// The island the individual was born on.
+    pub island: u32,
+    /// The global index of the worker that bred it.
+    pub worker: u32,
+    /// That worker's generation counter when it bred it.
+    pub generation: u64,
+}
+
+impl std::fmt::Display for IndividualId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}/{}", self.island, self.worker, self.generation)
+    }
+}
+
+/// An evaluated (or to-be-evaluated) point of the search space.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Individual {
+    /// One value per parameter of the search space, in order.
+    pub values: Vec<Value>,
+    /// The loss; `+inf` until evaluated and for failed evaluations (`null` in JSON).
+    #[serde(with = "inf_as_null")]
+    pub loss: f64,
+    /// Why the evaluation failed (error, panic, NaN), if it did.
+    pub failure: Option<String>,
+    /// Unique identity (birth island, worker, generation).
+    pub id: IndividualId,
+    /// Island-local index of the worker responsible for it on its current island: the only one
+    /// that may move it (migration) or replace one of its own for it (pollination). Stored as
+    /// `current` in journals, as before the rename.
+    #[serde(rename = "current")]
+    pub responsible_worker: u32,
+    /// How many times it (or the copy of it) has moved between islands.
+    pub migration_steps: u32,
+    /// Islands it has been on, oldest first.
+    pub history: Vec<u32>,
+    /// Wall-clock start of its evaluation, microseconds since the Unix epoch.
+    pub start_us: i64,
+    /// Duration of its evaluation, seconds.
+    pub duration_s: f64,
+}
+
+impl Individual {
+    /// A fresh, unevaluated individual at `values`, with a placeholder identity the driver overwrites.
+    pub fn new(values: Vec<Value>) -> Self {
+        Individual {
+            values,
+            loss: f64::INFINITY,
+            failure: None,
+            id: IndividualId { island: 0, worker: 0, generation: 0 },
+            responsible_worker: 0,
+            migration_steps: 0,
+            history: Vec::new(),
+            start_us: 0,
+            duration_s: 0.0,
+        }
+    }
+
+    /// A child derived from `self`: same values, loss and history reset.
+    pub fn child(&self) -> Self {
+        Individual::new(self.values.clone())
+    }
+
+    /// A named view of the values, for loss functions and reports.
+    pub fn params<'a>(&'a self, space: &'a SearchSpace) -> Params<'a> {
+        Params { space, values: &self.values }
+    }
+
+    /// The start time as a UTC timestamp.
+    pub fn start_time(&self) -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::from_timestamp_micros(self.start_us).unwrap_or_default()
+    }
+}
+
+/// Named read access to an individual's values: what a loss closure receives.
+#[derive(Debug, Clone, Copy)]
+pub struct Params<'a> {
+    space: &'a SearchSpace,
+    values: &'a [Value],
+}
+
+impl<'a> Params<'a> {
+    /// A view of `values` in `space`.
+    pub fn new(space: &'a SearchSpace, values: &'a [Value]) -> Self {
+        Params { space, values }
+    }
+
+    /// The raw values in parameter order.
+    pub fn values(&self) -> &'a [Value] {
+        self.values
+    }
+
+    /// All values as numbers (floats, ints, categorical indices), in parameter order.
+    pub fn to_vec(&self) -> Vec<f64> {
+        self.values.iter().map(|v| v.as_f64()).collect()
+    }
+
+    fn lookup(&self, name: &str) -> Value {
+        match self.space.index_of(name) {
+            Some(i) => self.values[i],
+            None => panic!(
+                "no parameter '{name}' in the search space; known: {}",
+                self.space.params().iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+
+    /// The value of float parameter `name`. Panics (recorded as a failed evaluation) if unknown.
+    pub fn float(&self, name: &str) -> f64 {
+        self.lookup(name).as_f64()
+    }
+
+    /// The value of int parameter `name`. Panics (recorded as a failed evaluation) if unknown.
+    pub fn int(&self, name: &str) -> i64 {
+        match self.lookup(name) {
+            Value::Int(i) => i,
+            other => other.as_f64() as i64,
+        }
+    }
+
+    /// The chosen string of categorical parameter `name`. Panics (recorded as a failed evaluation)
+    /// if unknown or not categorical.
+    pub fn category(&self, name: &str) -> &'a str {
+        let i = self.space.index_of(name).unwrap_or_else(|| panic!("no parameter '{name}'"));
+        match (&self.space.params()[i].domain, self.values[i]) {
+            (crate::space::Domain::Categorical { choices }, Value::Cat(c)) => &choices[c as usize],
+            _ => panic!("parameter '{name}' is not categorical"),
+        }
+    }
+}
+
+/// Losses in JSON: `+inf` (unevaluated or failed) is written as `null`, which JSON can represent.
+mod inf_as_null {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        x.is_finite().then_some(*x).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+    }
+}

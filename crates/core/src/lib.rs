@@ -1,0 +1,22 @@
+//! propulate-core: the pure parts of propulate-rs. Search spaces and their values, individuals and
+//! their identities, the island population index, the propagators (parents and a random stream in,
+//! offspring out), the layout of ranks into workers and islands, migration topologies, and the
+//! reference's benchmark functions. No I/O, no MPI, no clock: everything here is a function of its
+//! inputs and a seeded stream, and is tested as such.
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod functions;
+pub mod individual;
+pub mod layout;
+pub mod population;
+pub mod propagator;
+pub mod rng;
+pub mod space;
+pub mod topology;
+
+pub use error::{Error, Result};
+pub use individual::{Individual, IndividualId, Params};
+pub use layout::IslandSpec;
+pub use space::{SearchSpace, Value};
+pub use topology::TopologySpec;

@@ -1,0 +1,123 @@
+//! Propagators: pure functions from parents to offspring, given the search space and a random stream.
+//! They do no I/O and know nothing of MPI; the driver owns time, messages and the population.
+
+mod combinators;
+mod crossover;
+mod default;
+mod init;
+mod mutation;
+mod selection;
+
+pub use combinators::{Compose, Conditional, Stochastic};
+pub use crossover::{CrossoverMultiple, CrossoverSigmoid, CrossoverUniform};
+pub use default::{DefaultPropagatorConfig, default_propagator};
+pub use init::InitUniform;
+pub use mutation::{IntervalMutationNormal, PointMutation, RandomPointMutation};
+pub use selection::{SelectMax, SelectMin, SelectUniform};
+
+pub use crate::error::{Error, Result};
+use crate::individual::Individual;
+use crate::population::Population;
+use crate::rng::PropRng;
+use crate::space::SearchSpace;
+
+/// How many parents a propagator takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arity {
+    /// Exactly this many.
+    Exact(usize),
+    /// Any number (selections, multi-parent crossover, conditionals).
+    Any,
+}
+
+/// What parents are drawn from: a whole island population (indexed) or the output of a previous
+/// stage. Selections ask for what they need, so the driver never copies the whole population.
+pub trait Pool {
+    /// Number of individuals available.
+    fn size(&self) -> usize;
+    /// The `k` lowest-loss individuals, best first.
+    fn best(&self, k: usize) -> Vec<Individual>;
+    /// The `k` highest-loss individuals, worst first.
+    fn worst(&self, k: usize) -> Vec<Individual>;
+    /// `k` distinct individuals chosen uniformly.
+    fn sample(&self, k: usize, rng: &mut PropRng) -> Vec<Individual>;
+    /// All individuals (used by stages whose input is small: the output of a previous stage).
+    fn to_vec(&self) -> Vec<Individual>;
+}
+
+impl Pool for Vec<Individual> {
+    fn size(&self) -> usize {
+        self.len()
+    }
+    fn best(&self, k: usize) -> Vec<Individual> {
+        let mut v = self.to_vec();
+        v.sort_by(|a, b| a.loss.total_cmp(&b.loss));
+        v.truncate(k);
+        v
+    }
+    fn worst(&self, k: usize) -> Vec<Individual> {
+        let mut v = self.to_vec();
+        v.sort_by(|a, b| b.loss.total_cmp(&a.loss));
+        v.truncate(k);
+        v
+    }
+    fn sample(&self, k: usize, rng: &mut PropRng) -> Vec<Individual> {
+        let k = k.min(self.len());
+        rand::seq::index::sample(rng, self.len(), k).into_iter().map(|i| self[i].clone()).collect()
+    }
+    fn to_vec(&self) -> Vec<Individual> {
+        self.clone()
+    }
+}
+
+impl Pool for Population {
+    fn size(&self) -> usize {
+        self.active_len()
+    }
+    fn best(&self, k: usize) -> Vec<Individual> {
+        Population::best(self, k)
+    }
+    fn worst(&self, k: usize) -> Vec<Individual> {
+        Population::worst(self, k)
+    }
+    fn sample(&self, k: usize, rng: &mut PropRng) -> Vec<Individual> {
+        Population::sample(self, k, rng)
+    }
+    fn to_vec(&self) -> Vec<Individual> {
+        self.iter_best().cloned().collect()
+    }
+}
+
+/// A breeding operator: parents in, offspring out.
+pub trait Propagator: Send + Sync + std::fmt::Debug {
+    /// A short name for messages.
+    fn name(&self) -> &'static str;
+    /// How many parents it takes.
+    fn parents(&self) -> Arity;
+    /// How many individuals it returns.
+    fn offspring(&self) -> usize;
+    /// Breed. Children come back with `loss = +inf`; their identity is set by the driver.
+    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>>;
+}
+
+/// The parents a fixed-arity operator works on: the first `n` of the pool, or an error.
+pub(crate) fn take_parents(name: &'static str, pool: &dyn Pool, n: usize) -> Result<Vec<Individual>> {
+    let mut v = pool.to_vec();
+    if v.len() < n {
+        return Err(Error::NotEnoughParents { name, needed: n, got: v.len() });
+    }
+    v.truncate(n);
+    Ok(v)
+}
+
+/// Checks that `p` is a probability.
+pub(crate) fn check_probability(what: &str, p: f64) -> Result<f64> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(Error::InvalidPropagator(format!("{what} must be a probability in [0, 1], got {p}")))
+    }
+}
+
+#[cfg(test)]
+mod property_tests;

@@ -1,0 +1,135 @@
+//! The checked configuration of a run, shared by the library API and the CLI.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::journal::FsyncPolicy;
+use propulate_core::individual::Individual;
+use propulate_core::layout::IslandSpec;
+use propulate_core::propagator::{DefaultPropagatorConfig, Propagator, SelectMax, SelectMin, SelectUniform};
+use propulate_core::rng::PropRng;
+use propulate_core::topology::TopologySpec;
+
+/// How emigrants (or, with pollination, the individuals they replace) are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Selection {
+    /// The lowest losses.
+    Best,
+    /// The highest losses.
+    Worst,
+    /// Uniformly at random.
+    Uniform,
+}
+
+impl Selection {
+    /// Choose `n` individuals from `candidates` (given best first), cloning only the chosen ones.
+    /// `None` if there are fewer than `n`. Best and worst stop after `n` matches, so choosing from a
+    /// long history costs little.
+    pub fn choose<'a, I>(self, candidates: I, n: usize, rng: &mut PropRng) -> Option<Vec<Individual>>
+    where
+        I: DoubleEndedIterator<Item = &'a Individual>,
+    {
+        let chosen: Vec<Individual> = match self {
+            Selection::Best => candidates.take(n).cloned().collect(),
+            Selection::Worst => candidates.rev().take(n).cloned().collect(),
+            Selection::Uniform => {
+                let all: Vec<&Individual> = candidates.collect();
+                if all.len() < n {
+                    return None;
+                }
+                rand::seq::index::sample(rng, all.len(), n).into_iter().map(|i| all[i].clone()).collect()
+            }
+        };
+        (chosen.len() == n).then_some(chosen)
+    }
+
+    /// The selection propagator choosing `n` individuals.
+    pub fn propagator(self, n: usize) -> Box<dyn Propagator> {
+        match self {
+            Selection::Best => Box::new(SelectMin(n)),
+            Selection::Worst => Box::new(SelectMax(n)),
+            Selection::Uniform => Box::new(SelectUniform(n)),
+        }
+    }
+}
+
+/// Everything that shapes a run except the search space, the loss and a custom propagator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Evaluations per worker.
+    pub generations: u64,
+    /// Number or sizes of islands.
+    pub islands: IslandSpec,
+    /// MPI ranks that evaluate one individual together.
+    pub ranks_per_worker: usize,
+    /// Probability that an island emigrates per generation (split over its workers, as in the reference).
+    pub migration_probability: f64,
+    /// Send copies (pollination) instead of moving individuals (migration).
+    pub pollination: bool,
+    /// Who migrates where.
+    pub topology: TopologySpec,
+    /// How emigrants are chosen.
+    pub emigration: Selection,
+    /// With pollination, which individuals immigrants replace.
+    pub immigration: Selection,
+    /// The default propagator's settings; `None` means the defaults for the number of workers.
+    pub propagator: Option<DefaultPropagatorConfig>,
+    /// The run seed; each worker draws from its own stream of it.
+    pub seed: u64,
+    /// How many best individuals to report, globally and per island.
+    pub top_n: usize,
+    /// Where and how to checkpoint; not recorded in the manifest itself.
+    #[serde(skip)]
+    pub checkpoint: Option<CheckpointSettings>,
+}
+
+/// Checkpointing of a run: the directory (resumed if it holds a run) and the fsync policy.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CheckpointSettings {
+    /// The checkpoint directory.
+    pub dir: std::path::PathBuf,
+    /// When journal lines are forced to disk.
+    pub fsync: FsyncPolicy,
+    /// Facts recorded in the manifest and compared on resume (the CLI records the function).
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Seed a new checkpoint from this one, on a possibly different number of workers or islands.
+    pub reshape_from: Option<std::path::PathBuf>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            generations: 100,
+            islands: IslandSpec::Count(1),
+            ranks_per_worker: 1,
+            migration_probability: 0.9,
+            pollination: false,
+            topology: TopologySpec::FullyConnected,
+            emigration: Selection::Best,
+            immigration: Selection::Worst,
+            propagator: None,
+            seed: 0,
+            top_n: 1,
+            checkpoint: None,
+        }
+    }
+}
+
+impl RunConfig {
+    /// Check the values that do not depend on the number of ranks.
+    pub fn validate(&self) -> Result<()> {
+        if self.generations == 0 {
+            return Err(Error::InvalidConfig("generations must be at least 1 (evaluations per worker)".into()));
+        }
+        if !(0.0..=1.0).contains(&self.migration_probability) {
+            return Err(Error::InvalidConfig(format!(
+                "migration probability must be in [0, 1], got {}",
+                self.migration_probability
+            )));
+        }
+        if self.top_n == 0 {
+            return Err(Error::InvalidConfig("top-n must be at least 1".into()));
+        }
+        Ok(())
+    }
+}

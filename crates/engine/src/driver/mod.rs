@@ -1,0 +1,149 @@
+//! The run driver: split the world into workers and islands, run every worker root's asynchronous
+//! loop (sub-ranks of multi-rank workers follow their root), end cleanly, and summarize. Reached
+//! only through [`Optimizer`](crate::Optimizer).
+
+mod agree;
+mod checkpoint;
+mod evaluate;
+mod follower;
+mod message;
+mod root;
+mod summary;
+mod termination;
+
+pub use evaluate::LossResult;
+
+use std::time::Instant;
+
+use crate::config::RunConfig;
+use crate::context::WorkerContext;
+use crate::error::Result;
+use crate::launcher::{Device, LaunchInfo};
+use crate::observe::{Observers, RankInfo};
+use crate::result::RunResult;
+use crate::transport::{Communicator, borrow_boxed};
+use propulate_core::individual::{Individual, Params};
+use propulate_core::layout::Layout;
+use propulate_core::propagator::{DefaultPropagatorConfig, Propagator, default_propagator};
+use propulate_core::space::SearchSpace;
+use propulate_core::topology::Topology;
+
+use agree::agree;
+use message::encode;
+use root::RootWorker;
+
+/// What every part of one rank's run reads: the checked inputs and where the rank stands.
+pub(crate) struct Run<'a> {
+    pub cfg: &'a RunConfig,
+    pub space: &'a SearchSpace,
+    pub layout: Layout,
+    pub rank: usize,
+    pub device: Device,
+    pub start: Instant,
+}
+
+impl Run<'_> {
+    /// The context a loss gets on this rank for `ind`.
+    pub fn worker_context<'c>(&self, ind: &Individual, comm: Option<&'c mut dyn Communicator>) -> WorkerContext<'c> {
+        let worker = self.layout.worker_of_rank(self.rank);
+        WorkerContext {
+            world_rank: self.rank,
+            world_size: self.layout.world_size(),
+            worker,
+            workers: self.layout.workers(),
+            island: self.layout.island_of_worker(worker),
+            worker_rank: self.layout.rank_in_worker(self.rank),
+            worker_size: self.layout.ranks_per_worker(),
+            seed: evaluate::evaluation_seed(self.cfg.seed, ind),
+            device: self.device,
+            comm,
+        }
+    }
+}
+
+/// Run an optimization on `world` (collective: every rank calls it with the same arguments).
+///
+/// Configuration errors are returned identically on every rank before any message is sent. An
+/// error in the middle of the run (a corrupted message, a propagator bug) aborts the whole job with
+/// its message, so that no rank is left waiting.
+pub(crate) fn run<F>(
+    world: &mut dyn Communicator,
+    cfg: &RunConfig,
+    space: &SearchSpace,
+    propagator: Option<&dyn Propagator>,
+    observers: &Observers,
+    mut loss: F,
+) -> Result<RunResult>
+where
+    F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+{
+    cfg.validate()?;
+    let layout = Layout::new(world.size(), cfg.ranks_per_worker, &cfg.islands)?;
+    Topology::new(&cfg.topology, layout.islands())?;
+    let default;
+    let propagator: &dyn Propagator = match propagator {
+        Some(p) => p,
+        None => {
+            let pcfg = cfg.propagator.clone().unwrap_or_else(|| DefaultPropagatorConfig::for_workers(layout.workers()));
+            default = default_propagator(space, &pcfg)?;
+            default.as_ref()
+        }
+    };
+    let rank = world.rank();
+    let is_root = layout.is_worker_root(rank);
+    let mut worker_comm =
+        if layout.ranks_per_worker() > 1 { world.split(Some(layout.worker_of_rank(rank) as u32), rank)? } else { None };
+    let mut roots = world.split(is_root.then_some(0), rank)?;
+    let launch = LaunchInfo::detect();
+    let mut observers = observers.for_rank(rank_info(&layout, rank, &launch));
+    let started = observers.start().map_err(crate::error::Error::Observer);
+    agree(world, started)?;
+    let replay = checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout, &mut observers)?;
+    world.barrier()?;
+    let run = Run { cfg, space, layout, rank, device: launch.device(), start: Instant::now() };
+
+    // A panic outside the loss (a custom propagator, an internal invariant) must end the job too:
+    // unwinding would leave the other ranks waiting for this one.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match borrow_boxed(&mut roots) {
+        Some(roots) => {
+            let worker = RootWorker::new(&run, propagator, replay.as_ref(), &mut observers)?;
+            worker.run_to_end(roots, borrow_boxed(&mut worker_comm), &mut loss)
+        }
+        None => {
+            let wc = borrow_boxed(&mut worker_comm).expect("non-root ranks belong to a multi-rank worker");
+            follower::follow(&run, wc, &mut loss, &mut observers)
+        }
+    }));
+    match outcome {
+        Ok(Ok(result)) => Ok(result),
+        // Abort before the communicators are dropped: dropping waits for pending sends, which a
+        // peer blocked in a collective would never receive.
+        Ok(Err(e)) => world.abort(1, &format!("unrecoverable error: {e}")),
+        Err(panic) => world.abort(1, &format!("panic: {}", evaluate::panic_message(panic.as_ref()))),
+    }
+}
+
+fn rank_info(layout: &Layout, rank: usize, launch: &LaunchInfo) -> RankInfo {
+    let worker = layout.worker_of_rank(rank);
+    RankInfo {
+        rank,
+        world_size: layout.world_size(),
+        worker,
+        workers: layout.workers(),
+        island: layout.island_of_worker(worker),
+        islands: layout.islands(),
+        rank_in_worker: layout.rank_in_worker(rank),
+        ranks_per_worker: layout.ranks_per_worker(),
+        launcher: launch.launcher,
+        local_rank: launch.local_rank,
+        host: crate::launcher::hostname(),
+    }
+}
+
+/// After the roots' summary: tell the followers that the run is over and hand them the result
+/// (without the trials, which only world rank 0 keeps).
+fn release_followers(worker_comm: &mut dyn Communicator, result: &RunResult) -> Result<()> {
+    worker_comm.broadcast(0, &mut encode(&None::<Individual>))?;
+    let mut bytes = encode(&RunResult { trials: Vec::new(), ..result.clone() });
+    worker_comm.broadcast(0, &mut bytes)
+}

@@ -1,0 +1,52 @@
+//! Journaling: what a worker root appends to its checkpoint journal, and when it forces it to disk.
+
+use propulate_core::individual::Individual;
+
+use super::RootWorker;
+use crate::error::Result;
+use crate::journal::Event;
+
+impl RootWorker<'_, '_> {
+    /// Append an event, if checkpointing (the event is built only then).
+    pub(super) fn journal(&mut self, event: impl FnOnce() -> Event) -> Result<()> {
+        match self.journal.as_mut() {
+            Some(j) => j.append(&event()),
+            None => Ok(()),
+        }
+    }
+
+    /// Buffer an event with the next write, if checkpointing.
+    pub(super) fn journal_deferred(&mut self, event: impl FnOnce() -> Event) {
+        if let Some(j) = self.journal.as_mut() {
+            j.defer(&event());
+        }
+    }
+
+    /// A `bred` record says what a worker was evaluating when it died; worth its own write for
+    /// slow losses, batched with the `eval` record for fast ones (one write fewer).
+    pub(super) fn journal_bred(&mut self, ind: &Individual) -> Result<()> {
+        let fast = self.evaluated.last().is_some_and(|prev| prev.duration_s < 1e-3);
+        let Some(j) = self.journal.as_mut() else { return Ok(()) };
+        let bred = Event::Bred { id: ind.id, values: ind.values.clone() };
+        if fast {
+            j.defer(&bred);
+            Ok(())
+        } else {
+            j.append(&bred)
+        }
+    }
+
+    pub(super) fn journal_evaluated(&mut self, ind: &Individual) -> Result<()> {
+        self.journal(|| Event::Eval { ind: ind.clone() })
+    }
+
+    /// The worker ended cleanly: say so and force everything to disk.
+    pub(super) fn journal_done(&mut self) -> Result<()> {
+        let generations = self.evaluated.len() as u64;
+        self.journal(|| Event::Done { generations })?;
+        match self.journal.as_mut() {
+            Some(j) => j.sync(),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Migration and pollination: who leaves for which island along the topology, and what arrivals
+//! do to the island (with pollination, the responsible worker replaces one of its own per active
+//! arrival).
+
+use rand::seq::SliceRandom;
+
+use propulate_core::individual::Individual;
+use propulate_core::population::Arrival;
+
+use super::RootWorker;
+use crate::driver::message::{Message, encode};
+use crate::error::Result;
+use crate::journal::Event;
+use crate::transport::Communicator;
+
+impl RootWorker<'_, '_> {
+    /// Arrivals from another island. With pollination, the worker responsible for an immigrant
+    /// replaces one of its own individuals per immigrant that became active (the reference reset
+    /// its counter inside the loop and replaced at most one per batch).
+    pub(super) fn immigrate(&mut self, roots: &mut dyn Communicator, from: usize, list: Vec<Individual>) -> Result<()> {
+        self.journal_deferred(|| Event::Immig {
+            from: from as u32,
+            ids: list.iter().map(|i| (i.id, i.migration_steps)).collect(),
+        });
+        let mut mine_new = Vec::new();
+        for ind in list {
+            let (id, current) = (ind.id, ind.responsible_worker);
+            if self.population.insert(ind) == Arrival::Activated && current == self.index_in_island {
+                mine_new.push(id);
+            }
+        }
+        if !self.run.cfg.pollination || mine_new.is_empty() {
+            return Ok(());
+        }
+        let me = self.index_in_island;
+        let eligible = |i: &&Individual| i.responsible_worker == me && !mine_new.contains(&i.id);
+        let n = mine_new.len().min(self.population.iter_best().filter(eligible).count());
+        if n == 0 {
+            return Ok(());
+        }
+        let candidates = self.population.iter_best().filter(eligible);
+        let victims = self.run.cfg.immigration.choose(candidates, n, &mut self.rng).expect("counted above");
+        let ids: Vec<_> = victims.iter().map(|v| (v.id, v.migration_steps)).collect();
+        for &(id, steps) in &ids {
+            self.population.deactivate(id, steps);
+        }
+        self.broadcast_deactivation(roots, ids)
+    }
+
+    /// Send individuals to the other islands along the topology row of this island.
+    pub(super) fn emigrate(&mut self, roots: &mut dyn Communicator) -> Result<()> {
+        let row = self.topology.row(self.island).to_vec();
+        let total: usize = row.iter().sum();
+        if total == 0 {
+            return Ok(());
+        }
+        if self.run.cfg.pollination {
+            let most = *row.iter().max().expect("non-empty row");
+            if self.population.active_len() < most {
+                return Ok(());
+            }
+            for (target, &n) in row.iter().enumerate().filter(|(_, n)| **n > 0) {
+                let chosen = self.run.cfg.emigration.choose(self.population.iter_best(), n, &mut self.rng);
+                self.send_migrants(roots, target, chosen.expect("enough active individuals"))?;
+            }
+            return Ok(());
+        }
+        // Real migration: only individuals this worker is responsible for may leave, so two workers
+        // never move the same individual.
+        let me = self.index_in_island;
+        let eligible = self.population.iter_best().filter(|i| i.responsible_worker == me);
+        let Some(mut chosen) = self.run.cfg.emigration.choose(eligible, total, &mut self.rng) else {
+            return Ok(());
+        };
+        chosen.shuffle(&mut self.rng);
+        let departed: Vec<_> = chosen.iter().map(|i| (i.id, i.migration_steps)).collect();
+        // Arrivals are journaled before departures: a kill in between leaves an individual on two
+        // islands after resume, never on none.
+        let mut rest = chosen.into_iter();
+        for (target, &n) in row.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let group: Vec<Individual> = rest.by_ref().take(n).collect();
+            self.send_migrants(roots, target, group)?;
+        }
+        for &(id, steps) in &departed {
+            self.population.deactivate(id, steps);
+        }
+        self.broadcast_deactivation(roots, departed)
+    }
+
+    fn send_migrants(&mut self, roots: &mut dyn Communicator, target: usize, group: Vec<Individual>) -> Result<()> {
+        let size = self.run.layout.island_sizes()[target] as u32;
+        let moved: Vec<Individual> = group
+            .into_iter()
+            .map(|mut i| {
+                i.migration_steps += 1;
+                i.responsible_worker = responsible_worker_for(&i, size);
+                i.history.push(target as u32);
+                i
+            })
+            .collect();
+        self.emigrated += moved.len() as u64;
+        self.journal(|| Event::Emig { to: target as u32, inds: moved.clone() })?;
+        let bytes = encode(&Message::Migrants(moved));
+        for w in self.run.layout.island_workers(target) {
+            self.send(roots, w, bytes.clone())?;
+        }
+        Ok(())
+    }
+}
+
+/// The island-local worker responsible for a migrant on its new island: a function of its identity
+/// and migration step, so that every copy of it (pollination sends the same individual again and
+/// again) names the same worker and exactly one worker replaces an individual for it.
+fn responsible_worker_for(ind: &Individual, island_size: u32) -> u32 {
+    let key = (u64::from(ind.id.worker) << 40) ^ ind.id.generation ^ (u64::from(ind.migration_steps) << 56);
+    (propulate_core::rng::mix64(key) % u64::from(island_size)) as u32
+}

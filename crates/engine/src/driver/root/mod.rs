@@ -1,0 +1,211 @@
+//! One worker root: the asynchronous loop of breed, evaluate, publish, drain, maybe emigrate, with
+//! no generation barrier anywhere. Split by concern: this file holds the worker's state and its
+//! loop; `breeding`, `messaging`, `migration` and `journaling` hold the rest of its methods.
+
+mod breeding;
+mod journaling;
+mod messaging;
+mod migration;
+
+use rand::RngExt;
+
+use crate::context::WorkerContext;
+use crate::error::Result;
+use crate::journal::{JournalWriter, Replay, island_population};
+use crate::observe::{Event, RankObservers, WorkerStatus};
+use crate::result::RunResult;
+use crate::transport::{Communicator, reborrow};
+use propulate_core::individual::{Individual, Params};
+use propulate_core::population::Population;
+use propulate_core::propagator::Propagator;
+use propulate_core::rng::{PropRng, worker_rng};
+use propulate_core::topology::Topology;
+
+use super::Run;
+use super::evaluate::{LossResult, agree_on_failure, evaluate};
+use super::summary::{RootOutcome, summarize};
+use super::termination::{MessageCounts, drain_to_quiescence};
+
+/// Everything one worker root holds.
+pub(crate) struct RootWorker<'a, 'o> {
+    run: &'a Run<'a>,
+    propagator: &'a dyn Propagator,
+    observers: &'a mut RankObservers<'o>,
+    topology: Topology,
+    worker: usize,
+    island: usize,
+    /// This worker's index among its island's workers (what `responsible_worker` holds).
+    index_in_island: u32,
+    population: Population,
+    rng: PropRng,
+    counts: MessageCounts,
+    /// Every evaluation this worker did, in order (resumed ones first).
+    evaluated: Vec<Individual>,
+    /// Evaluations found in the checkpoint when this run started.
+    resumed: u64,
+    /// Failed evaluations among `evaluated`.
+    failed: u64,
+    /// Individuals this worker sent to other islands (counted once per individual, not per receiver).
+    emigrated: u64,
+    /// The checkpoint journal, when checkpointing.
+    journal: Option<JournalWriter>,
+    /// First generation number of this run's workers (non-zero after a reshape).
+    generation_offset: u64,
+}
+
+impl<'a, 'o> RootWorker<'a, 'o> {
+    pub fn new(
+        run: &'a Run<'a>,
+        propagator: &'a dyn Propagator,
+        replay: Option<&Replay>,
+        observers: &'a mut RankObservers<'o>,
+    ) -> Result<Self> {
+        let (cfg, layout) = (run.cfg, &run.layout);
+        let worker = layout.worker_of_rank(run.rank);
+        let island = layout.island_of_worker(worker);
+        let (population, evaluated, emigrated) = match replay {
+            Some(r) => {
+                let j = &r.workers[worker];
+                let emigrated = j.emigrations.iter().map(|(_, inds)| inds.len() as u64).sum();
+                (island_population(r, island), j.evaluated.clone(), emigrated)
+            }
+            None => (Population::new(), Vec::new(), 0),
+        };
+        let failed = evaluated.iter().filter(|i| i.failure.is_some()).count() as u64;
+        let journal = match &cfg.checkpoint {
+            Some(ck) => Some(JournalWriter::create(&ck.dir, worker, ck.fsync)?),
+            None => None,
+        };
+        Ok(RootWorker {
+            run,
+            propagator,
+            observers,
+            topology: Topology::new(&cfg.topology, layout.islands())?,
+            worker,
+            island,
+            index_in_island: layout.index_in_island(worker) as u32,
+            population,
+            rng: worker_rng(cfg.seed, worker as u64),
+            counts: MessageCounts::new(layout.workers()),
+            resumed: evaluated.len() as u64,
+            evaluated,
+            failed,
+            emigrated,
+            journal,
+            generation_offset: replay.map_or(0, |r| r.manifest.generation_offset),
+        })
+    }
+
+    /// Run all generations, drain to a clean end, and combine the roots' results (collective over
+    /// the roots; the followers of a multi-rank worker are released with the result).
+    pub fn run_to_end<F>(
+        mut self,
+        roots: &mut dyn Communicator,
+        mut worker_comm: Option<&mut dyn Communicator>,
+        loss: &mut F,
+    ) -> Result<RunResult>
+    where
+        F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+    {
+        if self.resumed > 0 {
+            self.observers.emit(&Event::Resumed { evaluations: self.resumed });
+        }
+        let first = self.generation_offset + self.evaluated.len() as u64;
+        for generation in first..self.generation_offset + self.run.cfg.generations {
+            self.generation(generation, roots, reborrow(&mut worker_comm), loss)?;
+        }
+        drain_to_quiescence(roots, &mut self)?;
+        let status = self.status();
+        self.observers.emit(&Event::Finished(&status));
+        self.journal_done()?;
+        let outcome = RootOutcome {
+            island: self.island,
+            population: &self.population,
+            evaluated: std::mem::take(&mut self.evaluated),
+            emigrated: self.emigrated,
+            resumed: self.resumed,
+            wall_s: self.run.start.elapsed().as_secs_f64(),
+        };
+        let result = summarize(roots, &self.run.layout, self.run.cfg.top_n, outcome)?;
+        if let Some(wc) = worker_comm {
+            super::release_followers(wc, &result)?;
+        }
+        Ok(result)
+    }
+
+    /// One generation: breed, have the worker evaluate, record, tell the island, listen, maybe
+    /// emigrate.
+    fn generation<F>(
+        &mut self,
+        generation: u64,
+        roots: &mut dyn Communicator,
+        mut worker_comm: Option<&mut dyn Communicator>,
+        loss: &mut F,
+    ) -> Result<()>
+    where
+        F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+    {
+        // Each generation draws from its own block of the worker's stream, so a resumed worker
+        // continues exactly where the interrupted one was, without saving generator state.
+        self.rng.set_word_pos(u128::from(generation) << 40);
+        let mut ind = self.breed(generation)?;
+        self.journal_bred(&ind)?;
+        if let Some(wc) = reborrow(&mut worker_comm) {
+            let mut bytes = super::encode(&Some(ind.clone()));
+            wc.broadcast(0, &mut bytes)?;
+        }
+        let mut ctx = self.run.worker_context(&ind, reborrow(&mut worker_comm));
+        evaluate(loss, self.run.space, &mut ind, &mut ctx);
+        if let Some(wc) = reborrow(&mut worker_comm) {
+            agree_on_failure(wc, &mut ind)?;
+        }
+        if let Some(reason) = &ind.failure {
+            self.failed += 1;
+            self.observers.emit(&Event::Failed { generation, reason });
+        }
+        self.journal_evaluated(&ind)?; // before anyone hears of it
+        let best_before = self.island_best();
+        self.population.insert(ind.clone());
+        self.publish(roots, &ind)?;
+        let new_best = ind.failure.is_none() && best_before.is_none_or(|b| ind.loss < b);
+        self.evaluated.push(ind);
+        self.drain_inbox(roots)?;
+        let layout = &self.run.layout;
+        if layout.islands() > 1 && self.run.cfg.migration_probability > 0.0 {
+            let p = self.run.cfg.migration_probability / layout.island_sizes()[self.island] as f64;
+            if self.rng.random_bool(p.min(1.0)) {
+                self.emigrate(roots)?;
+            }
+        }
+        roots.test_sends();
+        // Let other ranks on this core run: with cheap losses and more ranks than cores, a worker
+        // would otherwise run many generations per time slice without hearing from its peers
+        // (measured: worse results on rastrigin; no loss of throughput).
+        std::thread::yield_now();
+        if self.observers.any() {
+            let status = self.status();
+            let last = self.evaluated.last().expect("pushed above");
+            self.observers.evaluated(last, &status, new_best);
+        }
+        Ok(())
+    }
+
+    fn island_best(&self) -> Option<f64> {
+        self.population.iter_best().next().map(|i| i.loss)
+    }
+
+    /// Where this worker stands, for the observers.
+    fn status(&self) -> WorkerStatus {
+        WorkerStatus {
+            generation: self.generation_offset + self.evaluated.len() as u64,
+            last_generation: self.generation_offset + self.run.cfg.generations,
+            evaluations: self.evaluated.len() as u64,
+            resumed: self.resumed,
+            failed: self.failed,
+            island_best: self.island_best(),
+            active: self.population.active_len(),
+            emigrated: self.emigrated,
+            elapsed_s: self.run.start.elapsed().as_secs_f64(),
+        }
+    }
+}

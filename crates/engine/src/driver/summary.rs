@@ -1,0 +1,106 @@
+//! The end of a run: every worker root reports its island view, the results are combined on every
+//! rank, and rank 0 collects every evaluation for the trial table.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::result::{RunResult, Tally};
+use crate::transport::Communicator;
+use propulate_core::individual::{Individual, IndividualId};
+use propulate_core::layout::Layout;
+use propulate_core::population::Population;
+
+use super::message::{TAG_TRIALS, decode, encode};
+
+#[derive(Debug, Serialize, Deserialize)]
+struct RootReport {
+    island: usize,
+    active_fingerprint: u64,
+    active_len: usize,
+    top: Vec<Individual>,
+    evaluations: u64,
+    failed: u64,
+    emigrated: u64,
+    resumed: u64,
+}
+
+/// FNV-1a over the sorted active identities: equal populations give equal fingerprints.
+fn fingerprint(ids: &[IndividualId]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for id in ids {
+        for b in encode(id) {
+            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// What one worker root brings to the summary.
+pub(crate) struct RootOutcome<'a> {
+    pub island: usize,
+    pub population: &'a Population,
+    pub evaluated: Vec<Individual>,
+    pub emigrated: u64,
+    pub resumed: u64,
+    pub wall_s: f64,
+}
+
+/// Combine the roots' views (collective over the roots' communicator).
+pub(crate) fn summarize(
+    roots: &mut dyn Communicator,
+    layout: &Layout,
+    top_n: usize,
+    outcome: RootOutcome<'_>,
+) -> Result<RunResult> {
+    let RootOutcome { island, population, evaluated, emigrated, resumed, wall_s } = outcome;
+    let ids = population.active_ids_sorted();
+    let report = RootReport {
+        island,
+        active_fingerprint: fingerprint(&ids),
+        active_len: ids.len(),
+        top: population.best(top_n),
+        evaluations: evaluated.len() as u64,
+        failed: evaluated.iter().filter(|i| i.failure.is_some()).count() as u64,
+        emigrated,
+        resumed,
+    };
+    let reports: Vec<RootReport> =
+        roots.all_gather(encode(&report))?.iter().enumerate().map(|(w, b)| decode(b, w)).collect::<Result<_>>()?;
+    let mut consistent = true;
+    let mut islands = Vec::with_capacity(layout.islands());
+    for i in 0..layout.islands() {
+        let first = &reports[layout.island_workers(i).start];
+        consistent &= layout.island_workers(i).all(|w| {
+            reports[w].active_fingerprint == first.active_fingerprint && reports[w].active_len == first.active_len
+        });
+        islands.push((first.top.clone(), first.active_len));
+    }
+    let tally = Tally {
+        evaluations: reports.iter().map(|r| r.evaluations).sum(),
+        failed: reports.iter().map(|r| r.failed).sum(),
+        emigrated: reports.iter().map(|r| r.emigrated).sum(),
+        resumed: reports.iter().map(|r| r.resumed).sum(),
+    };
+
+    // Trials go to rank 0 only: they can be large and only rank 0 writes files. They travel in
+    // chunks (the chunk count first), so that no message nears MPI's 2 GiB count limit.
+    const CHUNK: usize = 100_000;
+    let mut trials = Vec::new();
+    if roots.rank() == 0 {
+        trials = evaluated;
+        for w in 1..roots.size() {
+            let chunks: u64 = decode(&roots.recv(w, TAG_TRIALS)?, w)?;
+            for _ in 0..chunks {
+                let part: Vec<Individual> = decode(&roots.recv(w, TAG_TRIALS)?, w)?;
+                trials.extend(part);
+            }
+        }
+    } else {
+        roots.send(0, TAG_TRIALS, encode(&(evaluated.len().div_ceil(CHUNK) as u64)))?;
+        for chunk in evaluated.chunks(CHUNK) {
+            roots.send(0, TAG_TRIALS, encode(&chunk))?;
+        }
+        roots.wait_sends()?;
+    }
+    Ok(RunResult::aggregate(islands, tally, top_n, consistent, wall_s, trials))
+}

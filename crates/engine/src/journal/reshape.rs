@@ -1,0 +1,94 @@
+//! Continuing a run on a different number of workers or islands. The old checkpoint is only read:
+//! its islands' active populations are merged, ranked by loss and dealt round-robin to the new
+//! islands, which start a new checkpoint seeded with them. The new workers number their
+//! generations after the old run's last one, so identities never collide.
+
+use std::path::Path;
+
+use super::{Event, JournalWriter, Manifest, island_population, read_checkpoint};
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use propulate_core::individual::Individual;
+use propulate_core::layout::Layout;
+use propulate_core::space::SearchSpace;
+
+/// Seed the new checkpoint `new_dir` (which must not hold a run) from the run in `old_dir`:
+/// write each new island's share as a `seed` record in the journal of the island's first worker,
+/// then the manifest. Returns the number of individuals carried over.
+pub fn reshape(
+    old_dir: &Path,
+    new_dir: &Path,
+    cfg: &RunConfig,
+    space: &SearchSpace,
+    layout: &Layout,
+    extra: &serde_json::Map<String, serde_json::Value>,
+) -> Result<usize> {
+    let old = read_checkpoint(old_dir)?
+        .ok_or_else(|| Error::Checkpoint(format!("--reshape-from {}: no checkpoint there", old_dir.display())))?;
+    let mut problems = Vec::new();
+    if old.manifest.space != *space {
+        problems.push("the search space differs".to_string());
+    }
+    for (key, value) in &old.manifest.extra {
+        if let Some(new) = extra.get(key)
+            && new != value
+        {
+            problems.push(format!("{key}: {value} there, {new} here"));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::Checkpoint(format!(
+            "--reshape-from {} holds a run of another problem: {}",
+            old_dir.display(),
+            problems.join("; ")
+        )));
+    }
+    let mut merged: Vec<Individual> = (0..old.layout.islands())
+        .flat_map(|i| island_population(&old, i).iter_best().cloned().collect::<Vec<_>>())
+        .collect();
+    merged.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
+    merged.dedup_by_key(|i| i.id); // pollination copies
+    let offset = old
+        .workers
+        .iter()
+        .flat_map(|j| j.evaluated.last())
+        .map(|i| i.id.generation + 1)
+        .max()
+        .unwrap_or(0)
+        .max(old.manifest.generation_offset);
+    let islands = layout.islands();
+    let mut shares: Vec<Vec<Individual>> = vec![Vec::new(); islands];
+    for (k, mut ind) in merged.into_iter().enumerate() {
+        let island = k % islands;
+        ind.responsible_worker = ((k / islands) % layout.island_sizes()[island]) as u32;
+        ind.migration_steps += 1;
+        ind.history.push(island as u32);
+        shares[island].push(ind);
+    }
+    // Build the new checkpoint beside its final place and move it there in one rename, so that a
+    // failure half-way leaves no half-made checkpoint behind.
+    let name = new_dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "checkpoint".into());
+    let staging = new_dir.with_file_name(format!("{name}.reshaping"));
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(|e| Error::io(&staging, e))?; // a failed earlier attempt
+    }
+    std::fs::create_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
+    let carried = shares.iter().map(Vec::len).sum();
+    for (island, share) in shares.into_iter().enumerate() {
+        let first = layout.island_workers(island).start;
+        let mut journal = JournalWriter::create(&staging, first, Default::default())?;
+        journal.append(&Event::Seed { to: island as u32, inds: share })?;
+        journal.sync()?;
+    }
+    let mut extra = extra.clone();
+    extra.insert("reshaped_from".into(), old_dir.display().to_string().into());
+    let mut manifest = Manifest::new(cfg, space, layout, extra);
+    manifest.generation_offset = offset;
+    manifest.write(&staging)?;
+    if new_dir.exists() {
+        // Only an empty directory can be here (a checkpoint would have been resumed instead).
+        std::fs::remove_dir(new_dir).map_err(|e| Error::io(new_dir, e))?;
+    }
+    std::fs::rename(&staging, new_dir).map_err(|e| Error::io(new_dir, e))?;
+    Ok(carried)
+}

@@ -1,0 +1,28 @@
+//! propulate-engine: the asynchronous island-model optimizer. The [`Optimizer`] front door, the
+//! checked [`RunConfig`], the transports (MPI through rsmpi behind the default feature `mpi`, and
+//! in-process threads), the driver (each worker root's loop, migration, a clean end), checkpoints
+//! (manifest and journals, resume, reshape), observers (progress, per-rank logs, warnings), and the
+//! results (best individuals, trial tables, plots, `report`).
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod context;
+pub mod driver;
+pub mod error;
+pub mod journal;
+pub mod launcher;
+pub mod observe;
+pub mod optimizer;
+pub mod output;
+pub mod plot;
+pub mod report;
+pub mod result;
+pub mod transport;
+
+pub use config::{RunConfig, Selection};
+pub use context::WorkerContext;
+pub use driver::LossResult;
+pub use error::{Error, Result};
+pub use observe::{Observer, ObserverMode};
+pub use optimizer::Optimizer;
+pub use result::RunResult;

@@ -1,0 +1,189 @@
+//! The library front door: a builder that takes the search space, options and a loss closure, and
+//! returns the best individuals.
+//!
+//! ```
+//! use propulate_core::SearchSpace;
+//! use propulate_engine::Optimizer;
+//!
+//! let space = SearchSpace::builder()
+//!     .float("x", -5.0, 5.0)
+//!     .int("n", 1, 8)
+//!     .categorical("act", &["relu", "tanh"])
+//!     .build()?;
+//! // Four workers as threads of this process, two islands of two.
+//! let result = Optimizer::new(space)
+//!     .generations(60)
+//!     .islands(2)
+//!     .seed(1)
+//!     .run_local(4, |p, _ctx| {
+//!         let penalty = if p.category("act") == "relu" { 0.0 } else { 1.0 };
+//!         Ok(p.float("x").powi(2) + (p.int("n") - 3).abs() as f64 + penalty)
+//!     })?;
+//! assert_eq!(result.evaluations, 4 * 60);
+//! assert!(result.consistent);
+//! assert!(result.best[0].loss < 1.0);
+//! # Ok::<(), propulate_engine::Error>(())
+//! ```
+//!
+//! Under MPI (`mpirun -np 8 my-program`), build the world communicator from an
+//! [`MpiRuntime`](crate::transport::mpi::MpiRuntime) and call [`Optimizer::run`] on every rank.
+
+use std::sync::Arc;
+
+use crate::config::{CheckpointSettings, RunConfig, Selection};
+use crate::context::WorkerContext;
+use crate::driver::{self, LossResult};
+use crate::error::{Error, Result};
+use crate::observe::{Observer, ObserverMode, Observers, ProgressLine, RankLog};
+use crate::result::RunResult;
+use crate::transport::Communicator;
+use crate::transport::local::run_local;
+use propulate_core::individual::Params;
+use propulate_core::layout::IslandSpec;
+use propulate_core::propagator::{DefaultPropagatorConfig, Propagator};
+use propulate_core::space::SearchSpace;
+use propulate_core::topology::TopologySpec;
+
+/// Builder for an optimization run.
+#[derive(Debug)]
+pub struct Optimizer {
+    space: SearchSpace,
+    config: RunConfig,
+    propagator: Option<Arc<dyn Propagator>>,
+    observers: Observers,
+}
+
+impl Optimizer {
+    /// A run over `space` with the default configuration (100 generations, one island).
+    pub fn new(space: SearchSpace) -> Self {
+        Optimizer { space, config: RunConfig::default(), propagator: None, observers: Observers::default() }
+    }
+    /// Replace the whole configuration.
+    pub fn config(mut self, config: RunConfig) -> Self {
+        self.config = config;
+        self
+    }
+    /// Evaluations per worker.
+    pub fn generations(mut self, g: u64) -> Self {
+        self.config.generations = g;
+        self
+    }
+    /// Number of islands (sizes differ by at most one).
+    pub fn islands(mut self, n: usize) -> Self {
+        self.config.islands = IslandSpec::Count(n);
+        self
+    }
+    /// Explicit workers per island.
+    pub fn island_sizes(mut self, sizes: Vec<usize>) -> Self {
+        self.config.islands = IslandSpec::Sizes(sizes);
+        self
+    }
+    /// MPI ranks per worker.
+    pub fn ranks_per_worker(mut self, k: usize) -> Self {
+        self.config.ranks_per_worker = k;
+        self
+    }
+    /// Per-island emigration probability per generation.
+    pub fn migration_probability(mut self, p: f64) -> Self {
+        self.config.migration_probability = p;
+        self
+    }
+    /// Send copies instead of moving individuals.
+    pub fn pollination(mut self, on: bool) -> Self {
+        self.config.pollination = on;
+        self
+    }
+    /// The migration topology.
+    pub fn topology(mut self, t: TopologySpec) -> Self {
+        self.config.topology = t;
+        self
+    }
+    /// How emigrants are chosen.
+    pub fn emigration(mut self, s: Selection) -> Self {
+        self.config.emigration = s;
+        self
+    }
+    /// With pollination, which individuals the immigrants replace.
+    pub fn immigration(mut self, s: Selection) -> Self {
+        self.config.immigration = s;
+        self
+    }
+    /// The run seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.config.seed = seed;
+        self
+    }
+    /// How many best individuals to report.
+    pub fn top_n(mut self, n: usize) -> Self {
+        self.config.top_n = n;
+        self
+    }
+    /// Print a progress line on rank 0 (installs a [`ProgressLine`] observer).
+    pub fn progress(self, on: bool) -> Self {
+        if on { self.observer(ObserverMode::Always, ProgressLine::default()) } else { self }
+    }
+    /// Install an observer: it hears of the run's start, failures, warnings and end on every rank,
+    /// and of the evaluations its `mode` selects.
+    pub fn observer(mut self, mode: ObserverMode, observer: impl Observer + 'static) -> Self {
+        self.observers.push(mode, observer);
+        self
+    }
+    /// Checkpoint into `dir` (resumed if it holds this run) with the default fsync policy.
+    pub fn checkpoint(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.config.checkpoint = Some(CheckpointSettings { dir: dir.into(), ..Default::default() });
+        self
+    }
+    /// Write one log file per rank into `dir`, with a status line every `interval` generations
+    /// (installs a [`RankLog`] observer; an interval of 0 is taken as 1).
+    pub fn rank_logs(self, dir: impl Into<std::path::PathBuf>, interval: u64) -> Self {
+        self.observer(ObserverMode::Every(interval.max(1)), RankLog::new(dir))
+    }
+    /// Settings of the default propagator.
+    pub fn default_propagator(mut self, cfg: DefaultPropagatorConfig) -> Self {
+        self.config.propagator = Some(cfg);
+        self
+    }
+    /// Use a custom propagator (one offspring per call) instead of the default one.
+    pub fn propagator(mut self, p: impl Propagator + 'static) -> Self {
+        self.propagator = Some(Arc::new(p));
+        self
+    }
+    /// The configuration as it stands.
+    pub fn run_config(&self) -> &RunConfig {
+        &self.config
+    }
+
+    /// Run on `world` (collective: every rank calls it). Every rank gets the result; rank 0's
+    /// also holds every trial.
+    pub fn run<F>(&self, world: &mut dyn Communicator, loss: F) -> Result<RunResult>
+    where
+        F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+    {
+        driver::run(world, &self.config, &self.space, self.propagator.as_deref(), &self.observers, loss)
+    }
+
+    /// Run with `ranks` in-process ranks (threads), no MPI needed. Returns rank 0's result.
+    pub fn run_local<F>(&self, ranks: usize, loss: F) -> Result<RunResult>
+    where
+        F: Fn(Params<'_>, &mut WorkerContext<'_>) -> LossResult + Send + Sync + 'static,
+    {
+        if ranks == 0 {
+            return Err(Error::InvalidConfig("run_local needs at least one rank".into()));
+        }
+        let loss = Arc::new(loss);
+        let (space, config) = (self.space.clone(), self.config.clone());
+        let (propagator, observers) = (self.propagator.clone(), self.observers.clone());
+        let mut results = run_local(ranks, move |mut comm| {
+            let loss = loss.clone();
+            driver::run(&mut comm, &config, &space, propagator.as_deref(), &observers, move |p, c| loss(p, c))
+        });
+        for (rank, r) in results.iter().enumerate() {
+            if r.is_err() {
+                return Err(Error::Transport(format!(
+                    "in-process rank {rank} aborted the run (see its message above)"
+                )));
+            }
+        }
+        results.swap_remove(0).expect("checked above")
+    }
+}

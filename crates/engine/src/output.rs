@@ -1,0 +1,174 @@
+//! What a run leaves behind for the user: `best.json`, the trial tables (`trials.csv`,
+//! `trials.jsonl`) and the end-of-run summary table.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::error::{Error, Result};
+use crate::result::RunResult;
+use propulate_core::individual::Individual;
+use propulate_core::space::SearchSpace;
+
+/// An individual as a JSON object: loss, params (name to value), identity, failure.
+pub fn individual_json(space: &SearchSpace, ind: &Individual) -> Json {
+    let params: Map<String, Json> =
+        space.params().iter().enumerate().map(|(i, p)| (p.name.clone(), space.to_json(i, ind.values[i]))).collect();
+    json!({
+        "loss": finite_or_null(ind.loss),
+        "params": params,
+        "island": ind.id.island,
+        "worker": ind.id.worker,
+        "generation": ind.id.generation,
+        "failure": ind.failure,
+    })
+}
+
+fn finite_or_null(x: f64) -> Json {
+    if x.is_finite() { json!(x) } else { Json::Null }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
+    f.sync_all().map_err(|e| Error::io(&tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+/// Write `best.json`, `trials.csv`, `trials.jsonl` and `progress.svg` into `dir` (created if missing).
+/// `extra` adds run facts (function name, ranks, ...) to `best.json`.
+pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra: Map<String, Json>) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut best = match result.best.first() {
+        Some(b) => individual_json(space, b),
+        None => json!({"loss": null, "params": {}}),
+    };
+    let obj = best.as_object_mut().expect("object");
+    obj.insert("evaluations".into(), json!(result.evaluations));
+    obj.insert("failed".into(), json!(result.failed));
+    obj.insert("wall_s".into(), json!(result.wall_s));
+    obj.insert("evals_per_s".into(), json!(result.evals_per_s()));
+    obj.insert("resumed".into(), json!(result.resumed));
+    obj.insert("consistent".into(), json!(result.consistent));
+    obj.insert("emigrated".into(), json!(result.emigrated));
+    obj.insert("active_per_island".into(), json!(result.active_per_island));
+    obj.insert("top".into(), result.best.iter().map(|i| individual_json(space, i)).collect());
+    let islands: Vec<Json> =
+        result.islands.iter().map(|top| top.iter().map(|i| individual_json(space, i)).collect()).collect();
+    obj.insert("islands".into(), islands.into());
+    obj.extend(extra);
+    let text = serde_json::to_string_pretty(&best).expect("json") + "\n";
+    write_atomically(&dir.join("best.json"), text.as_bytes())?;
+
+    let mut trials = result.trials.clone();
+    trials.sort_by_key(|i| (i.id.worker, i.id.generation));
+    write_atomically(&dir.join("trials.csv"), trials_csv(space, &trials).as_bytes())?;
+    let mut jsonl = String::new();
+    for t in &trials {
+        let mut j = individual_json(space, t);
+        let o = j.as_object_mut().expect("object");
+        o.insert("start".into(), json!(t.start_time().to_rfc3339()));
+        o.insert("duration_s".into(), json!(t.duration_s));
+        jsonl.push_str(&j.to_string());
+        jsonl.push('\n');
+    }
+    write_atomically(&dir.join("trials.jsonl"), jsonl.as_bytes())?;
+    let svg = crate::plot::progress_svg(&trials, result.islands.len());
+    write_atomically(&dir.join("progress.svg"), svg.as_bytes())
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+/// One row per evaluation: identity, one column per parameter, loss, failure, start, duration.
+pub fn trials_csv(space: &SearchSpace, trials: &[Individual]) -> String {
+    let mut out = String::from("island,worker,generation");
+    for p in space.params() {
+        out.push(',');
+        out.push_str(&csv_field(&p.name));
+    }
+    out.push_str(",loss,failure,start,duration_s\n");
+    for t in trials {
+        let _ = write!(out, "{},{},{}", t.id.island, t.id.worker, t.id.generation);
+        for (i, v) in t.values.iter().enumerate() {
+            out.push(',');
+            out.push_str(&csv_field(&space.render(i, *v)));
+        }
+        let loss = if t.loss.is_finite() { format!("{}", t.loss) } else { "inf".into() };
+        let _ = writeln!(
+            out,
+            ",{loss},{},{},{}",
+            csv_field(t.failure.as_deref().unwrap_or("")),
+            t.start_time().to_rfc3339(),
+            t.duration_s
+        );
+    }
+    out
+}
+
+/// The end-of-run table: the top individuals of each island, then totals.
+pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{:<7} {:<5} {:<14} {:<16} params", "island", "rank", "loss", "id (isl/wkr/gen)");
+    for (isl, top) in result.islands.iter().enumerate() {
+        for (k, ind) in top.iter().enumerate() {
+            let params: Vec<String> = space
+                .params()
+                .iter()
+                .enumerate()
+                .map(|(i, p)| format!("{}={}", p.name, space.render_short(i, ind.values[i])))
+                .collect();
+            let _ = writeln!(
+                s,
+                "{:<7} {:<5} {:<14.6e} {:<16} {}",
+                isl,
+                k + 1,
+                ind.loss,
+                ind.id.to_string(),
+                params.join(" ")
+            );
+        }
+    }
+    let resumed = if result.resumed > 0 { format!(", {} from the checkpoint", result.resumed) } else { String::new() };
+    let _ = writeln!(
+        s,
+        "evaluations: {} ({} failed{resumed}) in {:.2} s = {:.0} evaluations/s; islands consistent: {}",
+        result.evaluations,
+        result.failed,
+        result.wall_s,
+        result.evals_per_s(),
+        if result.consistent { "yes" } else { "NO" }
+    );
+    if let Some(b) = result.best.first() {
+        let _ = writeln!(
+            s,
+            "best loss {:.6e} (island {}, worker {}, generation {})",
+            b.loss, b.id.island, b.id.worker, b.id.generation
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use propulate_core::space::Value;
+
+    #[test]
+    fn csv_quotes_and_names_columns() {
+        let space =
+            SearchSpace::builder().float("lr", 0.0, 1.0).categorical("act", &["re,lu", "tanh"]).build().unwrap();
+        let mut i = Individual::new(vec![Value::Float(0.5), Value::Cat(0)]);
+        i.failure = Some("the loss returned an error: \"boom\"".into());
+        let csv = trials_csv(&space, &[i]);
+        let mut lines = csv.lines();
+        assert_eq!(lines.next().unwrap(), "island,worker,generation,lr,act,loss,failure,start,duration_s");
+        let row = lines.next().unwrap();
+        assert!(row.starts_with("0,0,0,0.5,\"re,lu\",inf,\"the loss returned an error: \"\"boom\"\"\","), "{row}");
+    }
+}

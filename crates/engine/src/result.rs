@@ -1,0 +1,83 @@
+//! What a run returns, and the one place that puts it together from the islands' final views: a
+//! finished run (`driver::summary`) and a checkpoint read back (`report`) both end here.
+
+use serde::{Deserialize, Serialize};
+
+use propulate_core::individual::Individual;
+
+/// What a run returns on every rank.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunResult {
+    /// The best individuals over all islands (distinct identities), best first.
+    pub best: Vec<Individual>,
+    /// The best individuals of each island's final active population, best first.
+    pub islands: Vec<Vec<Individual>>,
+    /// Every evaluation of the run (on world rank 0 only; empty elsewhere).
+    pub trials: Vec<Individual>,
+    /// Total evaluations over all workers.
+    pub evaluations: u64,
+    /// Evaluations that failed (error, panic, NaN).
+    pub failed: u64,
+    /// Seconds of the optimization itself (from the start barrier to the clean end).
+    pub wall_s: f64,
+    /// True if every worker of each island ended with the same active population.
+    pub consistent: bool,
+    /// Active individuals per island at the end.
+    pub active_per_island: Vec<usize>,
+    /// Individuals sent to other islands (moved or copied), over all workers.
+    pub emigrated: u64,
+    /// Evaluations that were already in the checkpoint when this run started.
+    pub resumed: u64,
+}
+
+impl RunResult {
+    /// Evaluations per second of this run (not counting those resumed from a checkpoint).
+    pub fn evals_per_s(&self) -> f64 {
+        (self.evaluations - self.resumed) as f64 / self.wall_s.max(1e-9)
+    }
+}
+
+/// Totals over the workers of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub evaluations: u64,
+    pub failed: u64,
+    pub emigrated: u64,
+    pub resumed: u64,
+}
+
+impl RunResult {
+    /// The result from each island's best individuals and active count (in island order), the
+    /// totals, and every trial (rank 0's list; empty elsewhere).
+    pub(crate) fn aggregate(
+        islands: Vec<(Vec<Individual>, usize)>,
+        tally: Tally,
+        top_n: usize,
+        consistent: bool,
+        wall_s: f64,
+        trials: Vec<Individual>,
+    ) -> RunResult {
+        let (islands, active_per_island): (Vec<_>, Vec<_>) = islands.into_iter().unzip();
+        RunResult {
+            best: global_best(&islands, top_n),
+            islands,
+            trials,
+            evaluations: tally.evaluations,
+            failed: tally.failed,
+            wall_s,
+            consistent,
+            active_per_island,
+            emigrated: tally.emigrated,
+            resumed: tally.resumed,
+        }
+    }
+}
+
+/// The `top_n` best distinct identities over the islands' best lists (pollination copies count once).
+fn global_best(islands: &[Vec<Individual>], top_n: usize) -> Vec<Individual> {
+    let mut all: Vec<Individual> = islands.iter().flatten().cloned().collect();
+    all.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
+    all.dedup_by_key(|i| i.id);
+    all.truncate(top_n);
+    all
+}

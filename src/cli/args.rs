@@ -1,0 +1,195 @@
+//! The command line's flags: clap parses them, `to_config` turns them into a [`RunConfig`] that the
+//! library validates (in `RunConfig::validate` and the driver, the one place for it).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use super::task::Task;
+
+use propulate::config::{CheckpointSettings, RunConfig};
+use propulate::journal::FsyncPolicy;
+use propulate::propagator::DefaultPropagatorConfig;
+use propulate::topology::Topology;
+use propulate::{Error, IslandSpec, Result, TopologySpec};
+
+/// Asynchronous island-model evolutionary optimization of a benchmark function, on MPI.
+///
+/// Launch under MPI, e.g. `mpirun -np 8 propulate-rs --islands 2 --function rastrigin`.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "propulate-rs", version, about, args_conflicts_with_subcommands = true)]
+pub(crate) struct Cli {
+    /// A subcommand; without one, run an optimization.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// The optimization's options.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub(crate) enum Command {
+    /// Summarize a checkpoint (finished or not) and write best.json, trials.csv and trials.jsonl.
+    Report(ReportArgs),
+}
+
+/// Options of `propulate-rs report`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ReportArgs {
+    /// The checkpoint directory.
+    pub dir: PathBuf,
+    /// Where to write best.json, trials.csv and trials.jsonl (default: the checkpoint directory).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Best individuals to show per island.
+    #[arg(long, default_value_t = 1)]
+    pub top_n: usize,
+}
+
+/// Options of an optimization run.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct RunArgs {
+    /// Benchmark function to minimise (sphere, rosenbrock, step, quartic, rastrigin, griewank,
+    /// schwefel, bisphere, birastrigin, bukin, eggcrate, himmelblau, keane, leon).
+    #[arg(long, default_value = "sphere")]
+    pub function: String,
+    /// Number of islands (workers are split evenly).
+    #[arg(long, default_value_t = 1, conflicts_with = "island_sizes")]
+    pub islands: usize,
+    /// Workers per island, comma separated (e.g. 3,5); overrides --islands.
+    #[arg(long, value_delimiter = ',')]
+    pub island_sizes: Option<Vec<usize>>,
+    /// MPI ranks that evaluate one individual together.
+    #[arg(long, default_value_t = 1)]
+    pub ranks_per_worker: usize,
+    /// Evaluations per worker.
+    #[arg(long, default_value_t = 1000)]
+    pub generations: u64,
+    /// Breeding pool size (default: 2 x number of workers).
+    #[arg(long)]
+    pub pop_size: Option<usize>,
+    /// Probability that an island sends emigrants per generation.
+    #[arg(long, default_value_t = 0.9)]
+    pub migration_probability: f64,
+    /// Send copies to other islands (pollination) instead of moving individuals.
+    #[arg(long)]
+    pub pollination: bool,
+    /// Migration topology: fully-connected, ring, or the path of a matrix file (one row per island).
+    #[arg(long, default_value = "fully-connected")]
+    pub topology: String,
+    /// Probability that a child is a crossover of two parents.
+    #[arg(long, default_value_t = 0.7)]
+    pub crossover_prob: f64,
+    /// Probability that one parameter is re-sampled.
+    #[arg(long, default_value_t = 0.4)]
+    pub mutation_prob: f64,
+    /// Probability that the child is replaced by a random point.
+    #[arg(long, default_value_t = 0.1)]
+    pub random_init_prob: f64,
+    /// Width of the Gaussian mutation as a fraction of each parameter's range.
+    #[arg(long, default_value_t = 0.05)]
+    pub sigma_factor: f64,
+    /// Run seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Best individuals to show per island.
+    #[arg(long, default_value_t = 1)]
+    pub top_n: usize,
+    /// Directory for best.json, trials.csv and trials.jsonl.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Checkpoint directory; a directory that holds a run is resumed
+    /// [default: checkpoints/<function>-seed<seed>].
+    #[arg(long)]
+    pub checkpoint: Option<PathBuf>,
+    /// Do not checkpoint.
+    #[arg(long, conflicts_with = "checkpoint")]
+    pub no_checkpoint: bool,
+    /// When journal lines are forced to disk: never, always, or an interval such as 1000ms.
+    #[arg(long, default_value = "1000ms")]
+    pub fsync: FsyncPolicy,
+    /// Start this run's checkpoint from the run in DIR, redistributing its active individuals over
+    /// this run's islands (any number of workers and islands). DIR is only read. Once the new
+    /// checkpoint exists, the same command simply resumes it.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_checkpoint")]
+    pub reshape_from: Option<PathBuf>,
+    /// Write one log file per rank into DIR (rank-00000.log, ...): role, host, status lines, failed
+    /// evaluations. Appended to when a run is resumed.
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+    /// Generations between two status lines in the per-rank logs.
+    #[arg(long, default_value_t = 10, requires = "log_dir", value_parser = clap::value_parser!(u64).range(1..))]
+    pub log_interval: u64,
+    /// Sleep this long in every evaluation, to stand in for an expensive loss (demos, crash tests).
+    #[arg(long, default_value_t = 0.0)]
+    pub eval_delay_ms: f64,
+    /// Run this many ranks as threads of one process instead of using MPI.
+    #[arg(long)]
+    pub local_ranks: Option<usize>,
+    /// No progress line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    /// The checkpoint directory this run uses, if any.
+    pub fn checkpoint_dir(&self, task: &str) -> Option<PathBuf> {
+        if self.no_checkpoint {
+            return None;
+        }
+        Some(
+            self.checkpoint
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("checkpoints").join(format!("{task}-seed{}", self.seed))),
+        )
+    }
+
+    /// The run configuration for a job of `world_size` ranks running `task` (its name and the
+    /// facts its checkpoint records).
+    pub fn to_config(&self, world_size: usize, task: &dyn Task) -> Result<RunConfig> {
+        let islands = match &self.island_sizes {
+            Some(sizes) => IslandSpec::Sizes(sizes.clone()),
+            None => IslandSpec::Count(self.islands),
+        };
+        let topology = match self.topology.as_str() {
+            "fully-connected" | "full" => TopologySpec::FullyConnected,
+            "ring" => TopologySpec::Ring,
+            path => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    Error::InvalidConfig(format!(
+                        "--topology '{path}' is neither fully-connected, ring nor a readable matrix file: {e}"
+                    ))
+                })?;
+                TopologySpec::Matrix(Topology::parse_matrix(&text)?)
+            }
+        };
+        let workers = (world_size / self.ranks_per_worker.max(1)).max(1);
+        let propagator = DefaultPropagatorConfig {
+            pop_size: self.pop_size.unwrap_or_else(|| DefaultPropagatorConfig::for_workers(workers).pop_size),
+            crossover_prob: self.crossover_prob,
+            mutation_prob: self.mutation_prob,
+            random_init_prob: self.random_init_prob,
+            sigma_factor: self.sigma_factor,
+        };
+        let cfg = RunConfig {
+            generations: self.generations,
+            islands,
+            ranks_per_worker: self.ranks_per_worker,
+            migration_probability: self.migration_probability,
+            pollination: self.pollination,
+            topology,
+            propagator: Some(propagator),
+            seed: self.seed,
+            top_n: self.top_n,
+            checkpoint: self.checkpoint_dir(&task.name()).map(|dir| CheckpointSettings {
+                dir,
+                fsync: self.fsync,
+                extra: task.checkpoint_facts(),
+                reshape_from: self.reshape_from.clone(),
+            }),
+            ..RunConfig::default()
+        };
+        Ok(cfg)
+    }
+}

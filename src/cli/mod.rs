@@ -1,0 +1,36 @@
+//! The command line, private to the binary: flags (`args`), the tasks it can optimize (`task`,
+//! `function_task`), a run (`run`) and `report`.
+
+mod args;
+mod function_task;
+mod report;
+mod run;
+mod task;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+
+/// Parse the command line and do what it says; errors are printed once, exit status 2.
+pub(crate) fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match &cli.command {
+        Some(Command::Report(a)) => report::report(a),
+        None => run::run(&cli.run),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("propulate-rs: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Print to stdout; a closed pipe (`propulate-rs report DIR | head`) is not an error worth a panic.
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}

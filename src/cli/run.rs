@@ -1,0 +1,99 @@
+//! An optimization run from the command line: set up the world, build the task and the
+//! configuration, install the observers, run through [`Optimizer`] (the library's front door, as
+//! any user program), and write the results on rank 0.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde_json::json;
+
+use propulate::observe::{RankLog, StderrReporter};
+use propulate::output::{summary_table, write_outputs};
+use propulate::transport::Communicator;
+use propulate::{ObserverMode, Optimizer, RunConfig, RunResult};
+
+use super::args::RunArgs;
+use super::function_task::FunctionTask;
+use super::say;
+use super::task::Task;
+
+/// The task, the configuration for `world_size` ranks and the optimizer with its observers.
+fn prepare(args: &RunArgs, world_size: usize) -> propulate::Result<(Box<dyn Task>, RunConfig, Optimizer)> {
+    let task: Box<dyn Task> = Box::new(FunctionTask::new(&args.function, args.eval_delay_ms)?);
+    let cfg = args.to_config(world_size, task.as_ref())?;
+    let mut optimizer = Optimizer::new(task.space().clone())
+        .config(cfg.clone())
+        .progress(!args.quiet)
+        .observer(ObserverMode::Never, StderrReporter);
+    if let Some(dir) = &args.log_dir {
+        optimizer = optimizer.observer(ObserverMode::Every(args.log_interval), RankLog::new(dir));
+    }
+    Ok((task, cfg, optimizer))
+}
+
+pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if let Some(n) = args.local_ranks {
+        let (task, cfg, optimizer) = prepare(args, n)?;
+        let loss = task.loss();
+        let result = optimizer.run_local(n, move |p, ctx| loss(p, ctx))?;
+        finish(args, task.as_ref(), &cfg, n, &result)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    #[cfg(feature = "mpi")]
+    {
+        // The runtime is declared first so that it is dropped (MPI_Finalize) after the communicators.
+        let runtime = propulate::transport::mpi::MpiRuntime::init()?;
+        let mut world = runtime.world();
+        let code = run_on(args, &mut world);
+        drop(world);
+        code
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        anyhow::bail!("this build has no MPI support (cargo feature `mpi`); use --local-ranks N")
+    }
+}
+
+/// One rank's share of an MPI job. Setup and configuration errors are the same on every rank (the
+/// driver agrees on them before any rank goes on), so rank 0 reports them and all exit together.
+#[cfg(feature = "mpi")]
+fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
+    let outcome = prepare(args, world.size()).and_then(|(task, cfg, optimizer)| {
+        let loss = task.loss();
+        let result = optimizer.run(world, |p, ctx| loss(p, ctx))?;
+        Ok((task, cfg, result))
+    });
+    let (task, cfg, result) = match outcome {
+        Ok(done) => done,
+        Err(e) => return fail_together(world, &e.to_string()),
+    };
+    if world.rank() == 0 {
+        finish(args, task.as_ref(), &cfg, world.size(), &result)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An error every rank has: rank 0 reports it, and all exit together with status 2 (a rank leaving
+/// early makes mpirun kill rank 0 before it has spoken).
+#[cfg(feature = "mpi")]
+fn fail_together(world: &mut dyn Communicator, message: &str) -> anyhow::Result<ExitCode> {
+    if world.rank() == 0 {
+        eprintln!("propulate-rs: error: {message}");
+    }
+    world.barrier()?;
+    Ok(ExitCode::from(2))
+}
+
+/// Rank 0: the summary table, and the result files with `--out`.
+fn finish(args: &RunArgs, task: &dyn Task, cfg: &RunConfig, ranks: usize, result: &RunResult) -> anyhow::Result<()> {
+    say(&summary_table(task.space(), result));
+    if let Some(dir) = &args.out {
+        let mut extra = task.checkpoint_facts();
+        extra.insert("ranks".into(), json!(ranks));
+        extra.insert("seed".into(), json!(cfg.seed));
+        extra.insert("generations".into(), json!(cfg.generations));
+        write_outputs(dir, task.space(), result, extra).with_context(|| format!("writing {}", dir.display()))?;
+        say(&format!("wrote {}/best.json, trials.csv, trials.jsonl, progress.svg\n", dir.display()));
+    }
+    Ok(())
+}

@@ -1,0 +1,20 @@
+//! The task seam: what the CLI optimizes. A task turns its own flags into a search space and a loss
+//! closure; the driver never knows which task runs.
+
+use propulate::{LossResult, Params, SearchSpace, WorkerContext};
+
+/// A loss as the library takes it, shareable by the in-process ranks of `--local-ranks`.
+pub(crate) type Loss = std::sync::Arc<dyn Fn(Params<'_>, &mut WorkerContext<'_>) -> LossResult + Send + Sync>;
+
+/// Something the CLI can optimize.
+pub(crate) trait Task {
+    /// The task's name: the default checkpoint is `checkpoints/<name>-seed<seed>`.
+    fn name(&self) -> String;
+    /// What is searched.
+    fn space(&self) -> &SearchSpace;
+    /// The loss of one point, called on every rank of its worker.
+    fn loss(&self) -> Loss;
+    /// Facts recorded in the checkpoint's manifest and compared on resume (a resume with another
+    /// function is refused), and written into `best.json`.
+    fn checkpoint_facts(&self) -> serde_json::Map<String, serde_json::Value>;
+}
