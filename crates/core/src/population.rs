@@ -181,11 +181,6 @@ impl Population {
             .collect()
     }
 
-    /// Every individual ever stored, active or not, in no particular order.
-    pub fn iter_all(&self) -> impl Iterator<Item = &Individual> + '_ {
-        self.records.values().filter_map(|r| r.individual.as_ref())
-    }
-
     /// The identities of the active individuals, sorted (to compare populations across workers).
     pub fn active_ids_sorted(&self) -> Vec<IndividualId> {
         let mut ids = self.active_ids.clone();

@@ -50,10 +50,6 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-fn var_usize(name: &str) -> Option<usize> {
-    env::var(name).ok().and_then(|v| v.trim().parse().ok())
-}
-
 impl LaunchInfo {
     /// Read the environment of this process.
     pub fn detect() -> Self {
@@ -84,13 +80,6 @@ impl LaunchInfo {
     pub fn device(&self) -> Device {
         if self.visible_gpus == 0 { Device::Cpu } else { Device::Gpu(self.local_rank % self.visible_gpus) }
     }
-}
-
-/// True if this process was started by a launcher that runs several ranks.
-pub fn under_launcher() -> bool {
-    var_usize("OMPI_COMM_WORLD_SIZE").is_some_and(|n| n > 0)
-        || env::var("PMI_RANK").is_ok()
-        || env::var("SLURM_PROCID").is_ok()
 }
 
 #[cfg(test)]

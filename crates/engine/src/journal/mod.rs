@@ -21,54 +21,75 @@ use serde::{Deserialize, Serialize};
 use propulate_core::individual::{Individual, IndividualId};
 use propulate_core::space::Value;
 
-/// One line of a worker's journal.
+/// One line of a worker's journal: `{"e":"<kind>", <the record's fields>}`. Each kind is a named
+/// record, and a reader parses a line straight into the record its tag names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "e", rename_all = "lowercase")]
 pub enum Event {
     /// A child was bred and its evaluation starts (not yet evaluated).
-    Bred {
-        /// The child's identity.
-        id: IndividualId,
-        /// The child's values, in parameter order.
-        values: Vec<Value>,
-    },
+    Bred(Bred),
     /// An evaluation finished (written before the result is sent to anyone).
-    Eval {
-        /// The evaluated individual.
-        ind: Individual,
-    },
-    /// Individuals sent to island `to` (moved, or copied with pollination), as the receivers get them.
-    Emig {
-        /// Target island.
-        to: u32,
-        /// The migrants, with their new migration step and responsible worker.
-        inds: Vec<Individual>,
-    },
-    /// Individuals carried over into island `to` from another checkpoint (`--reshape-from`),
-    /// written once, before the run starts.
-    Seed {
-        /// The island they start on.
-        to: u32,
-        /// The individuals, with their responsible worker on that island.
-        inds: Vec<Individual>,
-    },
+    Eval(Eval),
+    /// Individuals sent to another island (moved, or copied with pollination), as the receivers
+    /// get them: with their new migration step and responsible worker.
+    Emig(Migrants),
+    /// Individuals carried over into an island from another checkpoint (`--reshape-from`), written
+    /// once, before the run starts, with their responsible worker on that island.
+    Seed(Migrants),
     /// Individuals received from another island (for readers; replay uses the sender's `emig`).
-    Immig {
-        /// The sending worker.
-        from: u32,
-        /// Identities and migration steps received.
-        ids: Vec<(IndividualId, u32)>,
-    },
+    Immig(Immig),
     /// Identities this worker deactivated on its island (emigrants, or victims of pollination).
-    Deact {
-        /// Identity and migration step of each deactivated copy.
-        ids: Vec<(IndividualId, u32)>,
-    },
+    Deact(Deact),
     /// The worker finished its generations and the run ended cleanly.
-    Done {
-        /// Generations this worker had evaluated at the end.
-        generations: u64,
-    },
+    Done(Done),
+}
+
+/// A `bred` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bred {
+    /// The child's identity.
+    pub id: IndividualId,
+    /// The child's values, in parameter order.
+    pub values: Vec<Value>,
+}
+
+/// An `eval` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Eval {
+    /// The evaluated individual.
+    pub ind: Individual,
+}
+
+/// An `emig` or `seed` record: individuals for island `to`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Migrants {
+    /// The island they go to.
+    pub to: u32,
+    /// The individuals.
+    pub inds: Vec<Individual>,
+}
+
+/// An `immig` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Immig {
+    /// The sending worker.
+    pub from: u32,
+    /// Identities and migration steps received.
+    pub ids: Vec<(IndividualId, u32)>,
+}
+
+/// A `deact` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Deact {
+    /// Identity and migration step of each deactivated copy.
+    pub ids: Vec<(IndividualId, u32)>,
+}
+
+/// A `done` record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Done {
+    /// Generations this worker had evaluated at the end.
+    pub generations: u64,
 }
 
 /// The journal file of `worker`, segment `segment`.

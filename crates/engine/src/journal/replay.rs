@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::manifest::MANIFEST;
-use super::{Event, Manifest, parse_segment_name};
+use super::{Bred, Deact, Eval, Event, Manifest, Migrants, parse_segment_name};
 use crate::error::{Error, Result};
 use propulate_core::individual::{Individual, IndividualId};
 use propulate_core::layout::{IslandSpec, Layout};
@@ -173,8 +173,8 @@ fn read_segment(
         let line = &bytes[offset..offset + len];
         let event = parse_event(line).map_err(|e| corrupt(offset, e.to_string()))?;
         match event {
-            Event::Bred { id, .. } => j.in_flight.push(id),
-            Event::Eval { ind } => {
+            Event::Bred(Bred { id, .. }) => j.in_flight.push(id),
+            Event::Eval(Eval { ind }) => {
                 let expected = generation_offset + j.evaluated.len() as u64;
                 if ind.id.worker as usize != worker || ind.id.generation != expected {
                     return Err(corrupt(
@@ -185,66 +185,38 @@ fn read_segment(
                 j.evaluated.push(ind);
                 j.done = false;
             }
-            Event::Emig { to, inds } => j.emigrations.push((to, inds)),
-            Event::Seed { to, inds } => j.seeds.push((to, inds)),
-            Event::Deact { ids } => j.deactivations.extend(ids),
-            Event::Immig { .. } => {}
-            Event::Done { .. } => j.done = true,
+            Event::Emig(Migrants { to, inds }) => j.emigrations.push((to, inds)),
+            Event::Seed(Migrants { to, inds }) => j.seeds.push((to, inds)),
+            Event::Deact(Deact { ids }) => j.deactivations.extend(ids),
+            Event::Immig(_) => {}
+            Event::Done(_) => j.done = true,
         }
         offset += len + 1;
     }
     Ok(())
 }
 
-/// Parse one journal line. Records are recognised by their leading tag and parsed straight into
-/// their fields: serde's internally tagged enums buffer the whole record first, which made reading
+/// Parse one journal line. A record is recognised by its leading tag and parsed straight into its
+/// named record: serde's internally tagged enums buffer the whole record first, which made reading
 /// a journal several times slower.
 fn parse_event(line: &[u8]) -> serde_json::Result<Event> {
-    use serde::Deserialize;
     use serde_json::from_slice;
-    #[derive(Deserialize)]
-    struct Ind {
-        ind: Individual,
-    }
-    #[derive(Deserialize)]
-    struct Bred {
-        id: IndividualId,
-        values: Vec<propulate_core::space::Value>,
-    }
-    #[derive(Deserialize)]
-    struct Emig {
-        to: u32,
-        inds: Vec<Individual>,
-    }
-    #[derive(Deserialize)]
-    struct Immig {
-        from: u32,
-        ids: Vec<(IndividualId, u32)>,
-    }
-    #[derive(Deserialize)]
-    struct Deact {
-        ids: Vec<(IndividualId, u32)>,
-    }
-    #[derive(Deserialize)]
-    struct Done {
-        generations: u64,
-    }
     const OPEN: &[u8] = br#"{"e":""#;
     let tag = |t: &[u8]| line.starts_with(OPEN) && line[OPEN.len()..].starts_with(t);
     if tag(br#"eval","#) {
-        from_slice::<Ind>(line).map(|l| Event::Eval { ind: l.ind })
+        from_slice(line).map(Event::Eval)
     } else if tag(br#"bred","#) {
-        from_slice::<Bred>(line).map(|l| Event::Bred { id: l.id, values: l.values })
+        from_slice(line).map(Event::Bred)
     } else if tag(br#"immig","#) {
-        from_slice::<Immig>(line).map(|l| Event::Immig { from: l.from, ids: l.ids })
+        from_slice(line).map(Event::Immig)
     } else if tag(br#"emig","#) {
-        from_slice::<Emig>(line).map(|l| Event::Emig { to: l.to, inds: l.inds })
+        from_slice(line).map(Event::Emig)
     } else if tag(br#"seed","#) {
-        from_slice::<Emig>(line).map(|l| Event::Seed { to: l.to, inds: l.inds })
+        from_slice(line).map(Event::Seed)
     } else if tag(br#"deact","#) {
-        from_slice::<Deact>(line).map(|l| Event::Deact { ids: l.ids })
+        from_slice(line).map(Event::Deact)
     } else if tag(br#"done","#) {
-        from_slice::<Done>(line).map(|l| Event::Done { generations: l.generations })
+        from_slice(line).map(Event::Done)
     } else {
         from_slice(line) // unknown or reordered: the general (slower) path, with its error message
     }
@@ -280,6 +252,7 @@ pub fn island_population(replay: &Replay, island: usize) -> Population {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal::{Done, Immig};
     use propulate_core::space::Value;
 
     #[test]
@@ -288,13 +261,13 @@ mod tests {
         ind.loss = 2.5;
         let id = ind.id;
         let events = [
-            Event::Bred { id, values: ind.values.clone() },
-            Event::Eval { ind: ind.clone() },
-            Event::Emig { to: 2, inds: vec![ind.clone()] },
-            Event::Seed { to: 1, inds: vec![ind.clone()] },
-            Event::Immig { from: 1, ids: vec![(id, 1)] },
-            Event::Deact { ids: vec![(id, 0)] },
-            Event::Done { generations: 7 },
+            Event::Bred(Bred { id, values: ind.values.clone() }),
+            Event::Eval(Eval { ind: ind.clone() }),
+            Event::Emig(Migrants { to: 2, inds: vec![ind.clone()] }),
+            Event::Seed(Migrants { to: 1, inds: vec![ind.clone()] }),
+            Event::Immig(Immig { from: 1, ids: vec![(id, 1)] }),
+            Event::Deact(Deact { ids: vec![(id, 0)] }),
+            Event::Done(Done { generations: 7 }),
         ];
         for e in events {
             let line = serde_json::to_vec(&e).unwrap();

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{Event, JournalWriter, Manifest, island_population, read_checkpoint};
+use super::{Event, JournalWriter, Manifest, Migrants, island_population, read_checkpoint};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use propulate_core::individual::Individual;
@@ -77,7 +77,7 @@ pub fn reshape(
     for (island, share) in shares.into_iter().enumerate() {
         let first = layout.island_workers(island).start;
         let mut journal = JournalWriter::create(&staging, first, Default::default())?;
-        journal.append(&Event::Seed { to: island as u32, inds: share })?;
+        journal.append(&Event::Seed(Migrants { to: island as u32, inds: share }))?;
         journal.sync()?;
     }
     let mut extra = extra.clone();

@@ -4,7 +4,7 @@ use propulate_core::individual::Individual;
 
 use super::RootWorker;
 use crate::error::Result;
-use crate::journal::Event;
+use crate::journal::{Bred, Done, Eval, Event};
 
 impl RootWorker<'_, '_> {
     /// Append an event, if checkpointing (the event is built only then).
@@ -27,7 +27,7 @@ impl RootWorker<'_, '_> {
     pub(super) fn journal_bred(&mut self, ind: &Individual) -> Result<()> {
         let fast = self.evaluated.last().is_some_and(|prev| prev.duration_s < 1e-3);
         let Some(j) = self.journal.as_mut() else { return Ok(()) };
-        let bred = Event::Bred { id: ind.id, values: ind.values.clone() };
+        let bred = Event::Bred(Bred { id: ind.id, values: ind.values.clone() });
         if fast {
             j.defer(&bred);
             Ok(())
@@ -37,13 +37,13 @@ impl RootWorker<'_, '_> {
     }
 
     pub(super) fn journal_evaluated(&mut self, ind: &Individual) -> Result<()> {
-        self.journal(|| Event::Eval { ind: ind.clone() })
+        self.journal(|| Event::Eval(Eval { ind: ind.clone() }))
     }
 
     /// The worker ended cleanly: say so and force everything to disk.
     pub(super) fn journal_done(&mut self) -> Result<()> {
         let generations = self.evaluated.len() as u64;
-        self.journal(|| Event::Done { generations })?;
+        self.journal(|| Event::Done(Done { generations }))?;
         match self.journal.as_mut() {
             Some(j) => j.sync(),
             None => Ok(()),

@@ -7,7 +7,7 @@ use super::RootWorker;
 use crate::driver::message::{Message, TAG_DATA, decode, encode};
 use crate::driver::termination::{DataHandler, MessageCounts};
 use crate::error::Result;
-use crate::journal::Event;
+use crate::journal::{Deact, Event};
 use crate::transport::Communicator;
 
 impl RootWorker<'_, '_> {
@@ -48,7 +48,7 @@ impl RootWorker<'_, '_> {
         if ids.is_empty() {
             return Ok(());
         }
-        self.journal(|| Event::Deact { ids: ids.clone() })?;
+        self.journal(|| Event::Deact(Deact { ids: ids.clone() }))?;
         self.send_to_island_peers(roots, encode(&Message::Deactivate(ids)))
     }
 }

@@ -10,7 +10,7 @@ use propulate_core::population::Arrival;
 use super::RootWorker;
 use crate::driver::message::{Message, encode};
 use crate::error::Result;
-use crate::journal::Event;
+use crate::journal::{Event, Immig, Migrants};
 use crate::transport::Communicator;
 
 impl RootWorker<'_, '_> {
@@ -18,9 +18,8 @@ impl RootWorker<'_, '_> {
     /// replaces one of its own individuals per immigrant that became active (the reference reset
     /// its counter inside the loop and replaced at most one per batch).
     pub(super) fn immigrate(&mut self, roots: &mut dyn Communicator, from: usize, list: Vec<Individual>) -> Result<()> {
-        self.journal_deferred(|| Event::Immig {
-            from: from as u32,
-            ids: list.iter().map(|i| (i.id, i.migration_steps)).collect(),
+        self.journal_deferred(|| {
+            Event::Immig(Immig { from: from as u32, ids: list.iter().map(|i| (i.id, i.migration_steps)).collect() })
         });
         let mut mine_new = Vec::new();
         for ind in list {
@@ -99,7 +98,7 @@ impl RootWorker<'_, '_> {
             })
             .collect();
         self.emigrated += moved.len() as u64;
-        self.journal(|| Event::Emig { to: target as u32, inds: moved.clone() })?;
+        self.journal(|| Event::Emig(Migrants { to: target as u32, inds: moved.clone() }))?;
         let bytes = encode(&Message::Migrants(moved));
         for w in self.run.layout.island_workers(target) {
             self.send(roots, w, bytes.clone())?;
