@@ -6,13 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 source scripts/mpi-env.sh
+source scripts/libtorch-env.sh
 cargo fmt --all --check
 # One feature set for the whole workspace, so that every crate (Burn above all) is built once:
-# MPI, the CNN task (Burn, flex backend) and NCCL (CUDA and NCCL are loaded at run time, so it
-# builds without them; its test checks the clear error without a GPU, and a one-rank average where
-# there is one).
-cargo clippy --workspace --features cnn,nccl --all-targets -- -D warnings
-cargo test --workspace --features cnn,nccl
+# MPI, the CNN task with both Burn backends (flex, and libtorch 2.9.0 through burn-tch), and NCCL
+# (CUDA and NCCL are loaded at run time, so it builds without them; its test checks the clear error
+# without a GPU, and a one-rank average where there is one).
+features=cnn,tch,nccl
+cargo clippy --workspace --features "$features" --all-targets -- -D warnings
+cargo test --workspace --features "$features"
 # Without MPI (in-process transport only) the engine must pass its unit tests, and the binary and
 # examples must build. Neither builds Burn.
 cargo test -p propulate-engine --no-default-features --lib

@@ -88,8 +88,12 @@ fn wait_gone(pids: &[u32]) {
     }
 }
 
+/// Flags of a run journaling into `dir`: a benchmark function (sphere unless `extra` names one).
 fn run_args<'a>(dir: &'a Path, extra: &[&'a str]) -> Vec<String> {
     let mut v: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    if !extra.contains(&"--function") {
+        v.extend(["--function".into(), "sphere".into()]);
+    }
     v.extend(["--checkpoint".into(), dir.display().to_string(), "--quiet".into()]);
     v
 }

@@ -13,9 +13,11 @@ use propulate::propagator::DefaultPropagatorConfig;
 use propulate::topology::Topology;
 use propulate::{Error, IslandSpec, Result, TopologySpec};
 
-/// Asynchronous island-model evolutionary optimization of a benchmark function, on MPI.
+/// Asynchronous island-model evolutionary hyperparameter optimization, on MPI.
 ///
-/// Launch under MPI, e.g. `mpirun -np 8 propulate-rs --islands 2 --function rastrigin`.
+/// Without --function it tunes the reference tutorial's CNN on Fashion-MNIST, every candidate
+/// trained data-parallel by the ranks of one worker: `mpirun -np 8 propulate-rs --islands 2`.
+/// With --function it minimises a benchmark function: `mpirun -np 8 propulate-rs --function rastrigin`.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "propulate-rs", version, about, args_conflicts_with_subcommands = true)]
 pub(crate) struct Cli {
@@ -50,22 +52,24 @@ pub(crate) struct ReportArgs {
 /// Options of an optimization run.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct RunArgs {
-    /// Benchmark function to minimise (sphere, rosenbrock, step, quartic, rastrigin, griewank,
-    /// schwefel, bisphere, birastrigin, bukin, eggcrate, himmelblau, keane, leon).
-    #[arg(long, default_value = "sphere")]
-    pub function: String,
+    /// Minimise this benchmark function instead of tuning the CNN (sphere, rosenbrock, step,
+    /// quartic, rastrigin, griewank, schwefel, bisphere, birastrigin, bukin, eggcrate, himmelblau,
+    /// keane, leon).
+    #[arg(long)]
+    pub function: Option<String>,
     /// Number of islands (workers are split evenly).
     #[arg(long, default_value_t = 1, conflicts_with = "island_sizes")]
     pub islands: usize,
     /// Workers per island, comma separated (e.g. 3,5); overrides --islands.
     #[arg(long, value_delimiter = ',')]
     pub island_sizes: Option<Vec<usize>>,
-    /// MPI ranks that evaluate one individual together.
-    #[arg(long, default_value_t = 1)]
-    pub ranks_per_worker: usize,
-    /// Evaluations per worker.
-    #[arg(long, default_value_t = 1000)]
-    pub generations: u64,
+    /// MPI ranks that evaluate one individual together [default: the CNN 2 (1 when the number of
+    /// ranks is odd), a function 1].
+    #[arg(long)]
+    pub ranks_per_worker: Option<usize>,
+    /// Evaluations per worker [default: the CNN 3, a function 1000].
+    #[arg(long)]
+    pub generations: Option<u64>,
     /// Breeding pool size (default: 2 x number of workers).
     #[arg(long)]
     pub pop_size: Option<usize>,
@@ -100,7 +104,7 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Checkpoint directory; a directory that holds a run is resumed
-    /// [default: checkpoints/<function>-seed<seed>].
+    /// [default: checkpoints/<task>-seed<seed>, the task being `cnn` or the function].
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
     /// Do not checkpoint.
@@ -124,6 +128,9 @@ pub(crate) struct RunArgs {
     /// Sleep this long in every evaluation, to stand in for an expensive loss (demos, crash tests).
     #[arg(long, default_value_t = 0.0)]
     pub eval_delay_ms: f64,
+    /// The CNN task's options.
+    #[command(flatten)]
+    pub cnn: CnnArgs,
     /// Run this many ranks as threads of one process instead of using MPI.
     #[arg(long)]
     pub local_ranks: Option<usize>,
@@ -164,7 +171,8 @@ impl RunArgs {
                 TopologySpec::Matrix(Topology::parse_matrix(&text)?)
             }
         };
-        let workers = (world_size / self.ranks_per_worker.max(1)).max(1);
+        let ranks_per_worker = self.ranks_per_worker.unwrap_or_else(|| task.default_ranks_per_worker(world_size));
+        let workers = (world_size / ranks_per_worker.max(1)).max(1);
         let propagator = DefaultPropagatorConfig {
             pop_size: self.pop_size.unwrap_or_else(|| DefaultPropagatorConfig::for_workers(workers).pop_size),
             crossover_prob: self.crossover_prob,
@@ -173,9 +181,9 @@ impl RunArgs {
             sigma_factor: self.sigma_factor,
         };
         let cfg = RunConfig {
-            generations: self.generations,
+            generations: self.generations.unwrap_or_else(|| task.default_generations()),
             islands,
-            ranks_per_worker: self.ranks_per_worker,
+            ranks_per_worker,
             migration_probability: self.migration_probability,
             pollination: self.pollination,
             topology,
@@ -192,4 +200,35 @@ impl RunArgs {
         };
         Ok(cfg)
     }
+}
+
+/// Options of the CNN task (ignored with --function).
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CnnArgs {
+    /// Directory of MNIST-format idx files (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz],
+    /// t10k-images-idx3-ubyte[.gz], t10k-labels-idx1-ubyte[.gz]); Debian's dataset-fashion-mnist
+    /// installs Fashion-MNIST in the default.
+    #[arg(long, value_name = "DIR", default_value = "/usr/share/datasets/fashion-mnist", help_heading = "CNN task")]
+    pub data: PathBuf,
+    /// Training images to use, the first N of the training split (0: all).
+    #[arg(long, value_name = "N", default_value_t = 2000, help_heading = "CNN task")]
+    pub train_images: usize,
+    /// Validation images, the first N of the test split (0: all).
+    #[arg(long, value_name = "N", default_value_t = 1000, help_heading = "CNN task")]
+    pub valid_images: usize,
+    /// Most epochs per evaluation.
+    #[arg(long, value_name = "N", default_value_t = 20, help_heading = "CNN task")]
+    pub epochs: u64,
+    /// Stop a training after this many epochs without a better validation loss.
+    #[arg(long, value_name = "N", default_value_t = 5, help_heading = "CNN task")]
+    pub patience: u64,
+    /// Images per training step on each rank.
+    #[arg(long, value_name = "N", default_value_t = 8, help_heading = "CNN task")]
+    pub batch: usize,
+    /// Burn backend: tch (libtorch) or flex (pure Rust) [default: tch when built in, else flex].
+    #[arg(long, help_heading = "CNN task")]
+    pub backend: Option<String>,
+    /// Where to train: cpu, cuda, or auto (the rank's GPU when libtorch sees one).
+    #[arg(long, default_value = "auto", help_heading = "CNN task")]
+    pub device: String,
 }

@@ -52,6 +52,10 @@ impl Task for FunctionTask {
         })
     }
 
+    fn default_generations(&self) -> u64 {
+        1000
+    }
+
     fn checkpoint_facts(&self) -> serde_json::Map<String, serde_json::Value> {
         [("function".to_string(), serde_json::Value::from(self.bench.name))].into_iter().collect()
     }

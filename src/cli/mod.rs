@@ -1,7 +1,10 @@
 //! The command line, private to the binary: flags (`args`), the tasks it can optimize (`task`,
-//! `function_task`), a run (`run`) and `report`.
+//! `cnn_task`, `function_task`), a run (`run`, `evaluation_lines`) and `report`.
 
 mod args;
+#[cfg(feature = "cnn")]
+mod cnn_task;
+mod evaluation_lines;
 mod function_task;
 mod report;
 mod run;

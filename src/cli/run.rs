@@ -13,18 +13,44 @@ use propulate::transport::Communicator;
 use propulate::{ObserverMode, Optimizer, RunConfig, RunResult};
 
 use super::args::RunArgs;
+use super::evaluation_lines::EvaluationLines;
 use super::function_task::FunctionTask;
 use super::say;
 use super::task::Task;
 
+/// The task the flags select: a benchmark function with `--function`, the CNN otherwise.
+fn task(args: &RunArgs, world_rank: usize) -> propulate::Result<Box<dyn Task>> {
+    if let Some(name) = &args.function {
+        return Ok(Box::new(FunctionTask::new(name, args.eval_delay_ms)?));
+    }
+    #[cfg(feature = "cnn")]
+    {
+        Ok(Box::new(super::cnn_task::CnnTask::new(&args.cnn, world_rank)?))
+    }
+    #[cfg(not(feature = "cnn"))]
+    {
+        let _ = world_rank;
+        Err(propulate::Error::InvalidConfig(
+            "this build has no CNN task (cargo feature `cnn`); choose a benchmark with --function NAME".into(),
+        ))
+    }
+}
+
 /// The task, the configuration for `world_size` ranks and the optimizer with its observers.
-fn prepare(args: &RunArgs, world_size: usize) -> propulate::Result<(Box<dyn Task>, RunConfig, Optimizer)> {
-    let task: Box<dyn Task> = Box::new(FunctionTask::new(&args.function, args.eval_delay_ms)?);
+fn prepare(
+    args: &RunArgs,
+    world_size: usize,
+    world_rank: usize,
+) -> propulate::Result<(Box<dyn Task>, RunConfig, Optimizer)> {
+    let task = task(args, world_rank)?;
     let cfg = args.to_config(world_size, task.as_ref())?;
     let mut optimizer = Optimizer::new(task.space().clone())
         .config(cfg.clone())
-        .progress(!args.quiet)
+        .progress(!args.quiet && !task.prints_each_evaluation())
         .observer(ObserverMode::Never, StderrReporter);
+    if task.prints_each_evaluation() && !args.quiet {
+        optimizer = optimizer.observer(ObserverMode::Always, EvaluationLines::new(task.space().clone()));
+    }
     if let Some(dir) = &args.log_dir {
         optimizer = optimizer.observer(ObserverMode::Every(args.log_interval), RankLog::new(dir));
     }
@@ -33,7 +59,7 @@ fn prepare(args: &RunArgs, world_size: usize) -> propulate::Result<(Box<dyn Task
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.local_ranks {
-        let (task, cfg, optimizer) = prepare(args, n)?;
+        let (task, cfg, optimizer) = prepare(args, n, 0)?;
         let loss = task.loss();
         let result = optimizer.run_local(n, move |p, ctx| loss(p, ctx))?;
         finish(args, task.as_ref(), &cfg, n, &result)?;
@@ -58,7 +84,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// driver agrees on them before any rank goes on), so rank 0 reports them and all exit together.
 #[cfg(feature = "mpi")]
 fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
-    let outcome = prepare(args, world.size()).and_then(|(task, cfg, optimizer)| {
+    let outcome = prepare(args, world.size(), world.rank()).and_then(|(task, cfg, optimizer)| {
         let loss = task.loss();
         let result = optimizer.run(world, |p, ctx| loss(p, ctx))?;
         Ok((task, cfg, result))

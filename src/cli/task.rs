@@ -17,4 +17,14 @@ pub(crate) trait Task {
     /// Facts recorded in the checkpoint's manifest and compared on resume (a resume with another
     /// function is refused), and written into `best.json`.
     fn checkpoint_facts(&self) -> serde_json::Map<String, serde_json::Value>;
+    /// Evaluations per worker when `--generations` is not given.
+    fn default_generations(&self) -> u64;
+    /// Ranks per worker when `--ranks-per-worker` is not given, for a job of `world_size` ranks.
+    fn default_ranks_per_worker(&self, _world_size: usize) -> usize {
+        1
+    }
+    /// True when every evaluation is worth a line of its own on stdout (slow losses).
+    fn prints_each_evaluation(&self) -> bool {
+        false
+    }
 }

@@ -57,7 +57,8 @@ pub fn run_with_timeout(mut cmd: Command, limit: Duration) -> Output {
     }
 }
 
-/// Run `propulate-rs` with `np` ranks on `transport`, writing into `out`; panics on failure.
+/// Run `propulate-rs` with `np` ranks on `transport` on a benchmark function (sphere unless `args`
+/// choose one), writing into `out`; panics on failure.
 pub fn propulate(transport: Transport, np: usize, args: &[&str], out: &Path) -> (serde_json::Value, String) {
     let output = propulate_raw(transport, np, args, Some(out));
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
@@ -85,6 +86,10 @@ pub fn propulate_raw(transport: Transport, np: usize, args: &[&str], out: Option
         }
     };
     cmd.args(args).arg("--quiet");
+    // The driver scenarios run a benchmark function: sphere unless `args` choose one.
+    if !args.contains(&"--function") {
+        cmd.args(["--function", "sphere"]);
+    }
     match out {
         Some(out) => {
             cmd.arg("--out").arg(out).arg("--checkpoint").arg(out.join("checkpoint"));

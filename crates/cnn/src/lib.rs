@@ -6,12 +6,18 @@
 //! - `train`: the training loop (sampler shards, gradient averaging, early stopping, a global
 //!   validation loss).
 
+pub mod adadelta;
+pub mod backend;
 pub mod error;
 pub mod idx;
 pub mod model;
+pub mod task;
 pub mod train;
 
+pub use adadelta::Adadelta;
+pub use backend::{Backend, Compute};
 pub use error::{Error, Result};
 pub use idx::{DEBIAN_FASHION_MNIST, ImageSet, Split};
 pub use model::{Activation, Net};
-pub use train::{Hyperparameters, TrainOutcome, TrainSettings, train};
+pub use task::{CnnTask, DeviceChoice, hyperparameters, search_space};
+pub use train::{Hyperparameters, TrainOutcome, TrainSettings, step, train};

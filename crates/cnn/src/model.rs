@@ -1,11 +1,12 @@
 //! The network of the reference's MNIST tutorial: `conv_layers` 3x3 convolutions with 10 channels
 //! (padding 1, so the 28x28 maps keep their size), each followed by the chosen activation, then one
-//! linear layer from the flattened maps to the 10 classes.
+//! linear layer from the flattened maps to the 10 classes, and log-softmax (the tutorial trains with
+//! negative log-likelihood on these log-probabilities).
 
 use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{Linear, LinearConfig, PaddingConfig2d};
-use burn::tensor::activation::{relu, sigmoid, tanh};
+use burn::tensor::activation::{log_softmax, relu, sigmoid, tanh};
 use burn::tensor::{Device, Tensor};
 
 use crate::error::{Error, Result};
@@ -75,12 +76,12 @@ impl Net {
         Ok(Net { convs, fc, activation })
     }
 
-    /// Class scores (logits) for a batch of images `[batch, 1, rows, cols]`.
+    /// Log-probabilities of the classes for a batch of images `[batch, 1, rows, cols]`.
     pub fn forward(&self, images: Tensor<4>) -> Tensor<2> {
         let mut x = images;
         for conv in &self.convs {
             x = self.activation.apply(conv.forward(x));
         }
-        self.fc.forward(x.flatten(1, 3))
+        log_softmax(self.fc.forward(x.flatten(1, 3)), 1)
     }
 }

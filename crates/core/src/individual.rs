@@ -1,5 +1,7 @@
 //! An individual: a point of the search space with its loss, a unique identity and its history.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::space::{SearchSpace, Value};
@@ -46,6 +48,10 @@ pub struct Individual {
     pub start_us: i64,
     /// Duration of its evaluation, seconds.
     pub duration_s: f64,
+    /// What the loss reported besides the loss (validation accuracy, epochs trained, ...), by name;
+    /// finite values only. Absent in journals written before metrics existed.
+    #[serde(default)]
+    pub metrics: BTreeMap<String, f64>,
 }
 
 impl Individual {
@@ -61,6 +67,7 @@ impl Individual {
             history: Vec::new(),
             start_us: 0,
             duration_s: 0.0,
+            metrics: BTreeMap::new(),
         }
     }
 

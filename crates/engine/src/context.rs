@@ -4,6 +4,7 @@
 use crate::error::Result;
 use crate::launcher::Device;
 use crate::transport::Communicator;
+use propulate_core::layout::{IslandSpec, Layout};
 
 /// What a loss closure knows about where it runs.
 ///
@@ -31,23 +32,41 @@ pub struct WorkerContext<'a> {
     /// The device this rank should use.
     pub device: Device,
     pub(crate) comm: Option<&'a mut dyn Communicator>,
+    /// Metrics recorded by the loss during this evaluation.
+    pub(crate) metrics: Vec<(String, f64)>,
 }
 
 impl WorkerContext<'static> {
     /// The context of a loss called outside a run, as a single-rank worker alone in its job: to
     /// evaluate one configuration again, or to test a loss.
     pub fn standalone(seed: u64, device: Device) -> Self {
+        WorkerContext::new(&Layout::new(1, 1, &IslandSpec::Count(1)).expect("one rank"), 0, seed, device, None)
+    }
+}
+
+impl<'a> WorkerContext<'a> {
+    /// The context of world rank `rank` in `layout`, evaluating with `seed` on `device`; `comm` is
+    /// the worker's communicator (`None` for single-rank workers). The one constructor.
+    pub(crate) fn new(
+        layout: &Layout,
+        rank: usize,
+        seed: u64,
+        device: Device,
+        comm: Option<&'a mut dyn Communicator>,
+    ) -> Self {
+        let worker = layout.worker_of_rank(rank);
         WorkerContext {
-            world_rank: 0,
-            world_size: 1,
-            worker: 0,
-            workers: 1,
-            island: 0,
-            worker_rank: 0,
-            worker_size: 1,
+            world_rank: rank,
+            world_size: layout.world_size(),
+            worker,
+            workers: layout.workers(),
+            island: layout.island_of_worker(worker),
+            worker_rank: layout.rank_in_worker(rank),
+            worker_size: layout.ranks_per_worker(),
             seed,
             device,
-            comm: None,
+            comm,
+            metrics: Vec::new(),
         }
     }
 }
@@ -80,6 +99,16 @@ impl WorkerContext<'_> {
         let mut v = [f(self.worker_rank, self.worker_size)];
         self.all_reduce_sum(&mut v)?;
         Ok(v[0])
+    }
+
+    /// Record a metric of this evaluation besides its loss (validation accuracy, epochs trained):
+    /// it goes into the journal and the trial tables as a column of its own. The worker root's
+    /// values are kept; a value that is not finite is left out (JSON has no NaN).
+    pub fn record(&mut self, name: &str, value: f64) {
+        if value.is_finite() {
+            self.metrics.retain(|(n, _)| n != name);
+            self.metrics.push((name.to_string(), value));
+        }
     }
 
     /// Run `f` on the worker root only (logging, saving a model).

@@ -13,18 +13,23 @@ use crate::result::RunResult;
 use propulate_core::individual::Individual;
 use propulate_core::space::SearchSpace;
 
-/// An individual as a JSON object: loss, params (name to value), identity, failure.
+/// An individual as a JSON object: loss, params (name to value), identity, failure, and the
+/// metrics its loss recorded (if any).
 pub fn individual_json(space: &SearchSpace, ind: &Individual) -> Json {
     let params: Map<String, Json> =
         space.params().iter().enumerate().map(|(i, p)| (p.name.clone(), space.to_json(i, ind.values[i]))).collect();
-    json!({
+    let mut j = json!({
         "loss": finite_or_null(ind.loss),
         "params": params,
         "island": ind.id.island,
         "worker": ind.id.worker,
         "generation": ind.id.generation,
         "failure": ind.failure,
-    })
+    });
+    if !ind.metrics.is_empty() {
+        j.as_object_mut().expect("object").insert("metrics".into(), json!(ind.metrics));
+    }
+    j
 }
 
 fn finite_or_null(x: f64) -> Json {
@@ -85,14 +90,22 @@ fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
-/// One row per evaluation: identity, one column per parameter, loss, failure, start, duration.
+/// One row per evaluation: identity, one column per parameter, loss, failure, start, duration, then
+/// one column per metric that any evaluation recorded (empty where one did not).
 pub fn trials_csv(space: &SearchSpace, trials: &[Individual]) -> String {
+    let metrics: std::collections::BTreeSet<&str> =
+        trials.iter().flat_map(|t| t.metrics.keys().map(String::as_str)).collect();
     let mut out = String::from("island,worker,generation");
     for p in space.params() {
         out.push(',');
         out.push_str(&csv_field(&p.name));
     }
-    out.push_str(",loss,failure,start,duration_s\n");
+    out.push_str(",loss,failure,start,duration_s");
+    for m in &metrics {
+        out.push(',');
+        out.push_str(&csv_field(m));
+    }
+    out.push('\n');
     for t in trials {
         let _ = write!(out, "{},{},{}", t.id.island, t.id.worker, t.id.generation);
         for (i, v) in t.values.iter().enumerate() {
@@ -100,13 +113,20 @@ pub fn trials_csv(space: &SearchSpace, trials: &[Individual]) -> String {
             out.push_str(&csv_field(&space.render(i, *v)));
         }
         let loss = if t.loss.is_finite() { format!("{}", t.loss) } else { "inf".into() };
-        let _ = writeln!(
+        let _ = write!(
             out,
             ",{loss},{},{},{}",
             csv_field(t.failure.as_deref().unwrap_or("")),
             t.start_time().to_rfc3339(),
             t.duration_s
         );
+        for m in &metrics {
+            out.push(',');
+            if let Some(v) = t.metrics.get(*m) {
+                let _ = write!(out, "{v}");
+            }
+        }
+        out.push('\n');
     }
     out
 }
@@ -170,5 +190,20 @@ mod tests {
         assert_eq!(lines.next().unwrap(), "island,worker,generation,lr,act,loss,failure,start,duration_s");
         let row = lines.next().unwrap();
         assert!(row.starts_with("0,0,0,0.5,\"re,lu\",inf,\"the loss returned an error: \"\"boom\"\"\","), "{row}");
+    }
+
+    #[test]
+    fn metrics_get_a_column_each_and_stay_empty_where_missing() {
+        let space = SearchSpace::builder().float("lr", 0.0, 1.0).build().unwrap();
+        let mut a = Individual::new(vec![Value::Float(0.5)]);
+        a.metrics.insert("accuracy".into(), 0.875);
+        a.metrics.insert("epochs".into(), 7.0);
+        let b = Individual::new(vec![Value::Float(0.25)]);
+        let csv = trials_csv(&space, &[a.clone(), b]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(",loss,failure,start,duration_s,accuracy,epochs"), "{}", lines[0]);
+        assert!(lines[1].ends_with(",0.875,7"), "{}", lines[1]);
+        assert!(lines[2].ends_with(",,"), "{}", lines[2]);
+        assert_eq!(individual_json(&space, &a)["metrics"]["accuracy"], json!(0.875));
     }
 }

@@ -23,6 +23,7 @@ where
     let t0 = Instant::now();
     let outcome = catch_unwind(AssertUnwindSafe(|| loss(Params::new(space, &ind.values), ctx)));
     ind.duration_s = t0.elapsed().as_secs_f64();
+    ind.metrics = std::mem::take(&mut ctx.metrics).into_iter().collect();
     let failure = match outcome {
         Ok(Ok(x)) if x.is_nan() => Some("the loss is NaN".to_string()),
         Ok(Ok(x)) if x == f64::NEG_INFINITY => Some("the loss is -inf".to_string()),

@@ -45,19 +45,7 @@ pub(crate) struct Run<'a> {
 impl Run<'_> {
     /// The context a loss gets on this rank for `ind`.
     pub fn worker_context<'c>(&self, ind: &Individual, comm: Option<&'c mut dyn Communicator>) -> WorkerContext<'c> {
-        let worker = self.layout.worker_of_rank(self.rank);
-        WorkerContext {
-            world_rank: self.rank,
-            world_size: self.layout.world_size(),
-            worker,
-            workers: self.layout.workers(),
-            island: self.layout.island_of_worker(worker),
-            worker_rank: self.layout.rank_in_worker(self.rank),
-            worker_size: self.layout.ranks_per_worker(),
-            seed: evaluate::evaluation_seed(self.cfg.seed, ind),
-            device: self.device,
-            comm,
-        }
+        WorkerContext::new(&self.layout, self.rank, evaluate::evaluation_seed(self.cfg.seed, ind), self.device, comm)
     }
 }
 

@@ -1,0 +1,65 @@
+//! Time of one training step of the reference tutorial's CNN, as the CNN task runs it (forward,
+//! negative log-likelihood, backward, gradients flattened for averaging, Adadelta step), for each
+//! Burn backend this build has. Run by benches/cnn_step.sh next to the same step in PyTorch eager.
+//!
+//!     cargo bench --features cnn,tch --bench cnn_step -- CONV_LAYERS BATCH THREADS STEPS
+//!
+//! Prints one line per backend: `backend <name> conv_layers C batch B threads T median_ms M`.
+
+use std::time::Instant;
+
+use burn::tensor::{Int, Tensor, TensorData};
+use propulate::WorkerContext;
+use propulate::cnn::{Activation, Adadelta, Backend, Compute, Net, step};
+use propulate::ddp::CommGradSync;
+use propulate::launcher::Device as RankDevice;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let (conv_layers, batch, threads, steps) = (
+        args.first().copied().unwrap_or(3),
+        args.get(1).copied().unwrap_or(8),
+        args.get(2).copied().unwrap_or(1),
+        args.get(3).copied().unwrap_or(200),
+    );
+    propulate::cnn::backend::set_threads(threads);
+    for backend in [Backend::Tch, Backend::Flex].into_iter().filter(|b| b.is_built()) {
+        let device = backend.device(Compute::Cpu)?.autodiff();
+        device.seed(1);
+        let mut model = Net::new(conv_layers, Activation::Relu, 28, 28, &device)?;
+        let mut optim = Adadelta::default().init();
+        let mut ctx = WorkerContext::standalone(0, RankDevice::Cpu);
+        let mut sync = CommGradSync::new(&mut ctx);
+        // Eight fixed random batches, cycled (as the PyTorch side does).
+        let batches: Vec<(Tensor<4>, Tensor<1, Int>)> = (0..8u64)
+            .map(|b| {
+                let pixels: Vec<f32> =
+                    (0..batch * 784).map(|i| ((i as u64 * 2654435761 + b) % 1000) as f32 / 1000.0 - 0.5).collect();
+                let labels: Vec<i64> = (0..batch).map(|i| ((i as u64 + b) % 10) as i64).collect();
+                (
+                    Tensor::<4>::from_data(TensorData::new(pixels, [batch, 1, 28, 28]), &device),
+                    Tensor::<1, Int>::from_data(TensorData::new(labels, [batch]), &device),
+                )
+            })
+            .collect();
+        let mut times = Vec::with_capacity(steps);
+        for s in 0..steps + 5 {
+            let (x, y) = batches[s % batches.len()].clone();
+            let t0 = Instant::now();
+            let (next, loss) = step(model, &mut optim, &mut sync, 1.0.into(), x, y)?;
+            model = next;
+            // Read the loss, so that the step has finished (PyTorch's side calls .item()).
+            let _ = loss.into_scalar::<f32>();
+            if s >= 5 {
+                times.push(t0.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "backend {} conv_layers {conv_layers} batch {batch} threads {threads} median_ms {:.3}",
+            backend.name(),
+            times[times.len() / 2]
+        );
+    }
+    Ok(())
+}

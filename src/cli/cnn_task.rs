@@ -1,0 +1,107 @@
+//! The CNN task, the CLI's main job: the reference tutorial's network on MNIST-format data, each
+//! candidate trained data-parallel by the ranks of one worker (`propulate::cnn`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use propulate::cnn::{self, Backend, CnnTask as Training, DeviceChoice, Split, TrainSettings};
+use propulate::{Error, Result, SearchSpace};
+
+use super::args::CnnArgs;
+use super::task::{Loss, Task};
+
+pub(crate) struct CnnTask {
+    space: SearchSpace,
+    training: Training,
+    args: CnnArgs,
+}
+
+impl CnnTask {
+    /// Check the flags, load the data (every rank reads it; all fail alike when it is missing) and
+    /// check that the backend can run where asked, all before any rank trains.
+    pub fn new(args: &CnnArgs, world_rank: usize) -> Result<Self> {
+        let bad = |what: String| Error::InvalidConfig(what);
+        if args.batch == 0 {
+            return Err(bad("--batch must be at least 1 image per rank".into()));
+        }
+        if args.epochs == 0 {
+            return Err(bad("--epochs must be at least 1".into()));
+        }
+        if args.patience == 0 {
+            return Err(bad("--patience must be at least 1 epoch".into()));
+        }
+        let cnn_error = |e: cnn::Error| Error::InvalidConfig(e.to_string());
+        let backend = match &args.backend {
+            Some(name) => Backend::from_name(name).map_err(cnn_error)?,
+            None => Backend::fastest_built(),
+        };
+        let device = DeviceChoice::from_name(&args.device).map_err(cnn_error)?;
+        let launch = propulate::launcher::LaunchInfo::detect();
+        backend.check(device.compute(backend, launch.device(), world_rank)).map_err(cnn_error)?;
+        let load = |split| cnn::idx::load(&args.data, split).map_err(cnn_error);
+        let (mut train, mut valid) = (load(Split::Train)?, load(Split::Test)?);
+        if args.train_images > 0 {
+            train = train.truncated(args.train_images);
+        }
+        if args.valid_images > 0 {
+            valid = valid.truncated(args.valid_images);
+        }
+        // One compute thread per rank that shares this node's cores, at least one.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        cnn::backend::set_threads((cores / launch.local_size.unwrap_or(1).max(1)).max(1));
+        let training = Training {
+            train: Arc::new(train),
+            valid: Arc::new(valid),
+            settings: TrainSettings { max_epochs: args.epochs, patience: args.patience, batch: args.batch },
+            backend,
+            device,
+            rendezvous_timeout: Duration::from_secs(120),
+        };
+        Ok(CnnTask { space: cnn::search_space(), training, args: args.clone() })
+    }
+}
+
+impl Task for CnnTask {
+    fn name(&self) -> String {
+        "cnn".into()
+    }
+
+    fn space(&self) -> &SearchSpace {
+        &self.space
+    }
+
+    fn loss(&self) -> Loss {
+        let training = self.training.clone();
+        Arc::new(move |p, ctx| Ok(training.evaluate(&p, ctx)?.best_loss))
+    }
+
+    fn checkpoint_facts(&self) -> serde_json::Map<String, serde_json::Value> {
+        let a = &self.args;
+        [
+            ("task", json!("cnn")),
+            ("data", json!(a.data)),
+            ("train_images", json!(self.training.train.len())),
+            ("valid_images", json!(self.training.valid.len())),
+            ("epochs", json!(a.epochs)),
+            ("patience", json!(a.patience)),
+            ("batch", json!(a.batch)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    fn default_generations(&self) -> u64 {
+        3
+    }
+
+    fn default_ranks_per_worker(&self, world_size: usize) -> usize {
+        if world_size.is_multiple_of(2) { 2 } else { 1 }
+    }
+
+    fn prints_each_evaluation(&self) -> bool {
+        true
+    }
+}
