@@ -21,7 +21,7 @@ import statistics, sys
 rate = {1: [], 2: []}
 for line in open(sys.argv[1]):
     f = line.split()
-    rate[int(f[3])].append(float(f[11]))
+    rate[int(f[3])].append(float(f[9]))
 one, two = statistics.median(rate[1]), statistics.median(rate[2])
 print(f"median images/s: 1 rank {one:.1f}, 2 ranks {two:.1f}; speed-up {two / one:.2f}x")
 PY

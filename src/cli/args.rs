@@ -67,7 +67,7 @@ pub(crate) struct RunArgs {
     /// ranks is odd), a function 1].
     #[arg(long)]
     pub ranks_per_worker: Option<usize>,
-    /// Evaluations per worker [default: the CNN 3, a function 1000].
+    /// Evaluations per worker [default: the CNN 4, a function 1000].
     #[arg(long)]
     pub generations: Option<u64>,
     /// Breeding pool size (default: 2 x number of workers).

@@ -24,7 +24,7 @@ impl Observer for EvaluationLines {
             .params()
             .iter()
             .enumerate()
-            .map(|(i, p)| format!("{}={}", p.name, self.space.render(i, ind.values[i])))
+            .map(|(i, p)| format!("{}={}", p.name, self.space.render_short(i, ind.values[i])))
             .collect();
         let outcome = match &ind.failure {
             Some(reason) => format!("failed: {reason}"),

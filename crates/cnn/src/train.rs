@@ -198,6 +198,10 @@ pub fn step(
 ) -> Result<(Net, Tensor<1>)> {
     let loss = nll(model.forward(x), y);
     let mut grads = GradientsParams::from_grads(loss.backward(), &model);
+    if sync.ranks() == 1 {
+        // Nothing to average with: the gradients stay where they are (no copy to the host).
+        return Ok((optim.step(lr, model, grads), loss));
+    }
     let mut flat = GradsToFlat { grads: &mut grads, flat: Flat::default() };
     model.visit(&mut flat);
     let mut flat = flat.flat;

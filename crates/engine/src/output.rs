@@ -155,13 +155,17 @@ pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
         }
     }
     let resumed = if result.resumed > 0 { format!(", {} from the checkpoint", result.resumed) } else { String::new() };
+    // Slow losses (trainings) are counted per hour, cheap ones per second.
+    let rate = match result.evals_per_s() {
+        r if r >= 1.0 => format!("{r:.0} evaluations/s"),
+        r => format!("{:.0} evaluations/h", r * 3600.0),
+    };
     let _ = writeln!(
         s,
-        "evaluations: {} ({} failed{resumed}) in {:.2} s = {:.0} evaluations/s; islands consistent: {}",
+        "evaluations: {} ({} failed{resumed}) in {:.2} s = {rate}; islands consistent: {}",
         result.evaluations,
         result.failed,
         result.wall_s,
-        result.evals_per_s(),
         if result.consistent { "yes" } else { "NO" }
     );
     if let Some(b) = result.best.first() {
