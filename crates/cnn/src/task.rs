@@ -121,7 +121,8 @@ impl CnnTask {
         Ok(outcome)
     }
 
-    #[cfg(feature = "nccl")]
+    /// A multi-rank worker on GPUs averages through an NCCL group whose id passes through the
+    /// worker's store; without NCCL in the build, over the worker communicator (host memory).
     fn train_on_gpus(
         &self,
         ctx: &mut WorkerContext<'_>,
@@ -130,21 +131,13 @@ impl CnnTask {
         seed: u64,
         hp: Hyperparameters,
     ) -> Result<TrainOutcome> {
+        #[cfg(feature = "nccl")]
         let mut sync = propulate_ddp::NcclGradSync::new(ctx, store)?;
+        #[cfg(not(feature = "nccl"))]
+        let mut sync = {
+            let _ = store;
+            CommGradSync::new(ctx)
+        };
         train(&mut sync, device, seed, &self.train, &self.valid, hp, self.settings)
-    }
-
-    /// Without NCCL in the build, a multi-rank worker on GPUs averages over the worker
-    /// communicator (host memory).
-    #[cfg(not(feature = "nccl"))]
-    fn train_on_gpus(
-        &self,
-        ctx: &mut WorkerContext<'_>,
-        _store: &mut propulate_ddp::TcpStore,
-        device: &burn::tensor::Device,
-        seed: u64,
-        hp: Hyperparameters,
-    ) -> Result<TrainOutcome> {
-        train(&mut CommGradSync::new(ctx), device, seed, &self.train, &self.valid, hp, self.settings)
     }
 }
