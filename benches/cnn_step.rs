@@ -8,8 +8,8 @@
 
 use std::time::Instant;
 
-use burn::tensor::{Int, Tensor, TensorData};
 use propulate::WorkerContext;
+use propulate::cnn::burn::tensor::{Int, Tensor, TensorData};
 use propulate::cnn::{Activation, Adadelta, Backend, Compute, Net, step};
 use propulate::ddp::CommGradSync;
 use propulate::launcher::Device as RankDevice;

@@ -7,7 +7,9 @@
 //! validation loss". It fails on purpose for some inputs, to show that errors, panics and NaNs are
 //! recorded as failed evaluations while the run goes on.
 
-use propulate::transport::{Communicator, PointToPoint};
+use propulate::transport::Communicator;
+#[cfg(feature = "mpi")]
+use propulate::transport::PointToPoint;
 use propulate::{Optimizer, SearchSpace};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use propulate::observe::{RankLog, StderrReporter};
 use propulate::output::{summary_table, write_outputs};
+#[cfg(feature = "mpi")]
 use propulate::transport::Communicator;
 use propulate::{ObserverMode, Optimizer, RunConfig, RunResult};
 

@@ -3,8 +3,13 @@
 //!
 //! - `idx`: MNIST-format files (plain or gzipped), Fashion-MNIST from Debian by default.
 //! - `model`: the network (convolutions and activation as hyperparameters).
-//! - `train`: the training loop (sampler shards, gradient averaging, early stopping, a global
-//!   validation loss).
+//! - `train`: the recipe (Adadelta, step schedule, NLL), one data-parallel step, early stopping,
+//!   a global validation loss.
+//! - `adadelta`: the optimizer, in Burn's optimizer API; `backend`: flex or libtorch, CPU or CUDA.
+//! - `task`: the reference's search space and one evaluation as every rank of a worker runs it.
+
+/// The Burn version this crate trains with, for programs that build tensors for it.
+pub use burn;
 
 pub mod adadelta;
 pub mod backend;
