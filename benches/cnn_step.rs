@@ -4,6 +4,8 @@
 //!
 //!     cargo bench --features cnn,tch --bench cnn_step -- CONV_LAYERS BATCH THREADS STEPS
 //!
+//! `OPTIMIZER=sgd` times the step with Burn's SGD instead of Adadelta.
+//!
 //! Prints one line per backend: `backend <name> conv_layers C batch B threads T median_ms M`.
 
 use std::time::Instant;
@@ -27,7 +29,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let device = backend.device(Compute::Cpu)?.autodiff();
         device.seed(1);
         let mut model = Net::new(conv_layers, Activation::Relu, 28, 28, &device)?;
-        let mut optim = Adadelta::default().init();
+        // OPTIMIZER=sgd swaps in Burn's SGD, to see the optimizer's share of the step.
+        let mut optim = match std::env::var("OPTIMIZER").as_deref() {
+            Ok("sgd") => propulate::cnn::burn::optim::SgdConfig::new().init(),
+            _ => Adadelta::default().init(),
+        };
         let mut ctx = WorkerContext::standalone(0, RankDevice::Cpu);
         let mut sync = CommGradSync::new(&mut ctx);
         // Eight fixed random batches, cycled (as the PyTorch side does).
