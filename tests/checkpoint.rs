@@ -329,6 +329,41 @@ fn report_summarizes_an_unfinished_checkpoint() {
 }
 
 #[test]
+fn what_propulate_rs_writes_into_a_checkpoint_does_not_stop_its_resume() {
+    // The README's workflow: run with the results and logs inside the checkpoint, report into it,
+    // run again with more generations.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ck");
+    let logs = dir.join("logs");
+    let run = |generations: &str| {
+        let mut cmd = Command::new(bin());
+        cmd.args(run_args(&dir, &["--local-ranks", "2", "--generations", generations]));
+        cmd.arg("--out").arg(&dir).arg("--log-dir").arg(&logs);
+        let out = run_with_timeout(cmd, Duration::from_secs(60));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    run("20");
+    let mut cmd = Command::new(bin());
+    cmd.arg("report").arg(&dir);
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for f in ["best.json", "trials.csv", "trials.jsonl", "progress.svg", "logs/rank-00001.log"] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    run("30");
+    assert_eq!(trials(&dir).len(), 60);
+    let csv = std::fs::read_to_string(dir.join("trials.csv")).unwrap();
+    assert_eq!(csv.lines().count() - 1, 60);
+    // Anything else in the directory still stops a run before it touches it.
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(run_args(&dir, &["--local-ranks", "2", "--generations", "40"]));
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("notes.txt is not part of a propulate-rs checkpoint"));
+}
+
+#[test]
 fn reshape_continues_on_other_numbers_of_workers_and_islands() {
     let tmp = tempfile::tempdir().unwrap();
     let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));

@@ -37,7 +37,10 @@ fn finite_or_null(x: f64) -> Json {
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
+    // `name.tmp` beside `name`: each file its own temporary, one a checkpoint directory tolerates.
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
     let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
     f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
     f.sync_all().map_err(|e| Error::io(&tmp, e))?;

@@ -52,8 +52,32 @@ pub struct Replay {
     pub warnings: Vec<String>,
 }
 
-/// Files a checkpoint directory may hold besides the manifest and journals (the report's outputs).
-const ALLOWED: [&str; 5] = ["manifest.json.tmp", "best.json", "trials.csv", "trials.jsonl", "best.json.tmp"];
+/// Files a checkpoint directory may hold besides the manifest and journals: what propulate-rs itself
+/// writes there (`report`'s or `--out`'s results, and their temporary files).
+const ALLOWED: [&str; 9] = [
+    "manifest.json.tmp",
+    "best.json",
+    "trials.csv",
+    "trials.jsonl",
+    "progress.svg",
+    "best.json.tmp",
+    "trials.csv.tmp",
+    "trials.jsonl.tmp",
+    "progress.svg.tmp",
+];
+
+/// A directory of per-rank logs (`--log-dir` inside the checkpoint): nothing but `rank-NNNNN.log`.
+fn is_rank_log_dir(path: &Path) -> bool {
+    let Ok(entries) = fs::read_dir(path) else { return false };
+    entries.into_iter().all(|e| {
+        e.ok().is_some_and(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.strip_prefix("rank-")
+                .and_then(|r| r.strip_suffix(".log"))
+                .is_some_and(|r| r.len() >= 5 && r.bytes().all(|b| b.is_ascii_digit()))
+        })
+    })
+}
 
 fn is_lock_name(name: &str) -> bool {
     name.strip_prefix("worker-")
@@ -110,7 +134,7 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
             has_manifest = true;
         } else if let Some(key) = parse_segment_name(&name) {
             segments.insert(key, entry.path());
-        } else if !ALLOWED.contains(&name.as_str()) && !is_lock_name(&name) {
+        } else if !ALLOWED.contains(&name.as_str()) && !is_lock_name(&name) && !is_rank_log_dir(&entry.path()) {
             return Err(Error::Checkpoint(format!(
                 "{} is not part of a propulate-rs checkpoint; use an empty or new directory for --checkpoint",
                 entry.path().display()
