@@ -51,7 +51,12 @@ impl Layout {
                 if sizes.is_empty() || sizes.contains(&0) {
                     return Err(Error::InvalidConfig(format!("island sizes must all be at least 1, got {sizes:?}")));
                 }
-                let sum: usize = sizes.iter().sum();
+                let Some(sum) = sizes.iter().try_fold(0usize, |acc, &s| acc.checked_add(s)) else {
+                    return Err(Error::InvalidConfig(format!(
+                        "island sizes {sizes:?} add up to more workers than this machine can count; \
+                         there are {workers} ({world_size} ranks / {ranks_per_worker} ranks per worker)"
+                    )));
+                };
                 if sum != workers {
                     return Err(Error::InvalidConfig(format!(
                         "island sizes {sizes:?} add up to {sum} workers, but there are {workers} \
@@ -167,5 +172,7 @@ mod tests {
         let e = Layout::new(7, 2, &IslandSpec::Count(1)).unwrap_err().to_string();
         assert!(e.contains("multiple of 2"), "{e}");
         assert!(Layout::new(4, 1, &IslandSpec::Sizes(vec![4, 0])).is_err());
+        let e = Layout::new(4, 1, &IslandSpec::Sizes(vec![usize::MAX, 2])).unwrap_err().to_string();
+        assert!(e.contains("more workers than this machine can count"), "{e}");
     }
 }
