@@ -285,6 +285,20 @@ fn torn_tails_are_ignored_and_corruption_is_an_error_with_file_and_offset() {
 
     // A missing manifest, a foreign file.
     std::fs::write(&journal, &original).unwrap();
+    // An edited layout is refused by name, not a division by zero, in a report and in a resume.
+    let manifest = std::fs::read_to_string(tmp.path().join("manifest.json")).unwrap();
+    let edited = manifest.replace("\"ranks_per_worker\": 1", "\"ranks_per_worker\": 0");
+    assert_ne!(manifest, edited);
+    std::fs::write(tmp.path().join("manifest.json"), &edited).unwrap();
+    let e = read_checkpoint(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("invalid layout") && e.contains("ranks per worker must be at least 1"), "{e}");
+    let mut cmd = Command::new(bin());
+    cmd.args(run_args(tmp.path(), &["--local-ranks", "4", "--generations", "30"]));
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("invalid layout") && !stderr.contains("panicked"), "{stderr}");
+    std::fs::write(tmp.path().join("manifest.json"), &manifest).unwrap();
     std::fs::rename(tmp.path().join("manifest.json"), tmp.path().join("manifest.json.tmp")).unwrap();
     let e = read_checkpoint(tmp.path()).unwrap_err().to_string();
     assert!(e.contains("no manifest.json"), "{e}");

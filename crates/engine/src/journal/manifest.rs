@@ -104,8 +104,17 @@ impl Manifest {
                 path.display()
             )));
         }
-        serde_json::from_value(value)
-            .map_err(|e| Error::Checkpoint(format!("{}: malformed manifest: {e}", path.display())))
+        let manifest: Manifest = serde_json::from_value(value)
+            .map_err(|e| Error::Checkpoint(format!("{}: malformed manifest: {e}", path.display())))?;
+        // An edited or damaged layout is refused here, before anything divides by it.
+        manifest.layout().map_err(|e| Error::Checkpoint(format!("{}: invalid layout: {e}", path.display())))?;
+        Ok(manifest)
+    }
+
+    /// The checked layout the manifest records.
+    pub fn layout(&self) -> std::result::Result<Layout, propulate_core::Error> {
+        let l = &self.layout;
+        Layout::new(l.world_size, l.ranks_per_worker, &propulate_core::IslandSpec::Sizes(l.island_sizes.clone()))
     }
 
     /// Write `dir/manifest.json` atomically.

@@ -11,7 +11,7 @@ use super::manifest::MANIFEST;
 use super::{Bred, Deact, Eval, Event, Manifest, Migrants, parse_segment_name};
 use crate::error::{Error, Result};
 use propulate_core::individual::{Individual, IndividualId};
-use propulate_core::layout::{IslandSpec, Layout};
+use propulate_core::layout::Layout;
 use propulate_core::population::Population;
 
 /// What one worker's journals say.
@@ -90,8 +90,8 @@ fn is_lock_name(name: &str) -> bool {
 /// write its journals among someone's data.
 pub fn read_checkpoint(dir: &Path) -> Result<Option<Replay>> {
     let Some((manifest, segments)) = classify(dir)? else { return Ok(None) };
-    let l = &manifest.layout;
-    let layout = Layout::new(l.world_size, l.ranks_per_worker, &IslandSpec::Sizes(l.island_sizes.clone()))
+    let layout = manifest
+        .layout()
         .map_err(|e| Error::Checkpoint(format!("{}: invalid layout: {e}", dir.join(MANIFEST).display())))?;
     let mut workers = vec![WorkerJournal::default(); layout.workers()];
     let mut warnings = Vec::new();
