@@ -308,3 +308,21 @@ fn a_panic_outside_the_loss_ends_the_job_with_its_message() {
     assert!(!out.status.success());
     assert!(stderr.contains("aborts the job: panic: propagator invariant broken on purpose"), "{stderr}");
 }
+
+#[test]
+fn a_rank_that_cannot_read_its_topology_file_fails_the_job_instead_of_hanging_it() {
+    // MPMD: rank 0 gets a valid topology, rank 1 a file that does not exist. Each rank reads its
+    // own flags; the ranks agree before any collective, so both exit with rank 1's error.
+    let mut cmd = std::process::Command::new("mpirun");
+    cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .args(["--bind-to", "none"]);
+    let common = ["--function", "sphere", "--islands", "2", "--generations", "5", "--no-checkpoint", "-q"];
+    cmd.args(["-np", "1"]).arg(common::bin()).args(common).args(["--topology", "ring"]);
+    cmd.arg(":").args(["-np", "1"]).arg(common::bin()).args(common).args(["--topology", "/nonexistent/topology"]);
+    let out = common::run_with_timeout(cmd, std::time::Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("rank 1: ") && stderr.contains("/nonexistent/topology"), "{stderr}");
+}

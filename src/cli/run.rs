@@ -81,11 +81,22 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// One rank's share of an MPI job. Setup and configuration errors are the same on every rank (the
-/// driver agrees on them before any rank goes on), so rank 0 reports them and all exit together.
+/// One rank's share of an MPI job. Every rank prepares (reads the data, a topology file) and the
+/// ranks agree on the outcome before any collective, so that a rank that could not read a file
+/// does not leave the others waiting; configuration errors found later by the driver are agreed
+/// on by it. Rank 0 reports, and all exit together.
 #[cfg(feature = "mpi")]
 fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
-    let outcome = prepare(args, world.size(), world.rank()).and_then(|(task, cfg, optimizer)| {
+    let prepared = prepare(args, world.size(), world.rank());
+    let mine = prepared.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
+    let all = world.all_gather(mine.into_bytes())?;
+    if let Some(rank) = all.iter().position(|m| !m.is_empty()) {
+        let text = String::from_utf8_lossy(&all[rank]);
+        let everywhere = all.iter().all(|m| *m == all[rank]);
+        let message = if everywhere { text.to_string() } else { format!("rank {rank}: {text}") };
+        return fail_together(world, &message);
+    }
+    let outcome = prepared.and_then(|(task, cfg, optimizer)| {
         let loss = task.loss();
         let result = optimizer.run(world, |p, ctx| loss(p, ctx))?;
         Ok((task, cfg, result))
