@@ -212,9 +212,10 @@ impl RankObservers<'_> {
         });
     }
 
-    /// True if some observer is on (so callers can skip building events).
-    pub fn any(&self) -> bool {
-        self.on.iter().any(|&on| on)
+    /// True if some observer that is on hears of evaluations (so the hot loop can skip building
+    /// the status for observers such as a warnings reporter that never do).
+    pub fn hear_evaluations(&self) -> bool {
+        self.list.iter().zip(&self.on).any(|((mode, _), &on)| on && *mode != ObserverMode::Never)
     }
 
     fn emit_where(&mut self, event: &Event<'_>, wants: impl Fn(ObserverMode) -> bool) {

@@ -182,7 +182,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         // would otherwise run many generations per time slice without hearing from its peers
         // (measured: worse results on rastrigin; no loss of throughput).
         std::thread::yield_now();
-        if self.observers.any() {
+        if self.observers.hear_evaluations() {
             let status = self.status();
             let last = self.evaluated.last().expect("pushed above");
             self.observers.evaluated(last, &status, new_best);
