@@ -5,6 +5,8 @@ mod common;
 
 use common::{BOTH, Transport, f64_of, propulate, propulate_raw};
 use propulate::functions::{PAPER_NAMES, benchmark};
+use propulate::journal::{Replay, island_population, read_checkpoint};
+use propulate::population::ALL_COPIES;
 use propulate::rng::worker_rng;
 use std::collections::HashSet;
 
@@ -116,15 +118,36 @@ fn paper_functions_beat_random_search_with_the_same_budget() {
     }
 }
 
+/// With pollination every immigrant that becomes active on an island replaces one individual of the
+/// worker responsible for it there, whatever order the messages arrive in: each island ends with
+/// exactly as many active individuals as its workers evaluated, and the journals hold one
+/// replacement per foreign identity the island took in.
 #[test]
-fn pollination_ends_with_consistent_populations() {
+fn pollination_replaces_one_individual_per_immigrant_and_ends_consistent() {
     for t in BOTH {
-        for islands in ["2", "4"] {
+        for (islands, per_island) in [(2usize, 4u64), (4, 2)] {
             let dir = tmp();
-            let args = ["--islands", islands, "--generations", "200", "--pollination", "--seed", "3"];
+            let n = islands.to_string();
+            let args = ["--islands", &n, "--generations", "200", "--pollination", "--seed", "3"];
             let (best, _) = propulate(t, 8, &args, dir.path());
             check_run(&best, dir.path(), 8, 200);
             assert!(best["emigrated"].as_u64().unwrap() > 0);
+            let active: Vec<u64> =
+                best["active_per_island"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+            assert_eq!(active, vec![per_island * 200; islands], "{t:?}, {islands} islands: {best}");
+            let replay = read_checkpoint(&dir.path().join("checkpoint")).unwrap().unwrap();
+            for island in 0..islands {
+                let pop = island_population(&replay, island);
+                assert_eq!(pop.active_len() as u64, per_island * 200, "{t:?}: island {island} read back");
+                let immigrants = pop.known_len() as u64 - per_island * 200;
+                let replaced: usize = replay
+                    .layout
+                    .island_workers(island)
+                    .map(|w| replay.workers[w].deactivations.iter().filter(|(_, s)| *s == ALL_COPIES).count())
+                    .sum();
+                assert!(immigrants > 0, "{t:?}: island {island} took in no immigrant");
+                assert_eq!(replaced as u64, immigrants, "{t:?}: island {island}: one replacement per immigrant");
+            }
         }
     }
 }
@@ -161,16 +184,33 @@ fn two_ranks_per_worker() {
     }
 }
 
+/// Every migrant batch a worker of island `from` sent, as (target island, batch size).
+fn emigrations_from(replay: &Replay, from: usize) -> Vec<(usize, usize)> {
+    replay
+        .layout
+        .island_workers(from)
+        .flat_map(|w| replay.workers[w].emigrations.iter().map(|(to, inds)| (*to as usize, inds.len())))
+        .collect()
+}
+
 #[test]
-fn ring_and_matrix_topologies_and_no_migration() {
+fn ring_and_matrix_topologies_send_migrants_only_where_they_say_and_no_migration_sends_none() {
     let dir = tmp();
     let (best, _) =
         propulate(Transport::Mpi, 6, &["--islands", "3", "--topology", "ring", "--generations", "100"], dir.path());
     check_run(&best, dir.path(), 6, 100);
     assert!(best["emigrated"].as_u64().unwrap() > 0);
+    let replay = read_checkpoint(&dir.path().join("checkpoint")).unwrap().unwrap();
+    for from in 0..3 {
+        let sent = emigrations_from(&replay, from);
+        assert!(!sent.is_empty(), "ring: island {from} sent nothing");
+        assert!(sent.iter().all(|&(to, n)| to == (from + 1) % 3 && n == 1), "ring: island {from} sent {sent:?}");
+    }
 
+    // Island 0 sends 2 to island 1, island 1 one to island 2, island 2 one to island 0.
     let m = dir.path().join("topology.txt");
     std::fs::write(&m, "0 2 0\n0 0 1\n1 0 0\n").unwrap();
+    let matrix = [[0, 2, 0], [0, 0, 1], [1, 0, 0]];
     let out = dir.path().join("m");
     let (best, _) = propulate(
         Transport::Mpi,
@@ -179,6 +219,14 @@ fn ring_and_matrix_topologies_and_no_migration() {
         &out,
     );
     check_run(&best, &out, 6, 100);
+    let replay = read_checkpoint(&out.join("checkpoint")).unwrap().unwrap();
+    for (from, row) in matrix.iter().enumerate() {
+        let sent = emigrations_from(&replay, from);
+        assert!(!sent.is_empty(), "matrix: island {from} sent nothing");
+        for (to, n) in sent {
+            assert_eq!(n, row[to], "matrix: island {from} sent {n} to island {to}; its row is {row:?}");
+        }
+    }
 
     let out = dir.path().join("none");
     let (best, _) = propulate(
@@ -208,6 +256,48 @@ fn bad_input_is_a_clear_error() {
             assert!(stderr.contains(expected), "{t:?} {args:?}: expected '{expected}' in:\n{stderr}");
         }
     }
+}
+
+/// Results that could not be written are found out before the run, not after it (this run would
+/// take days), and too many in-process ranks are refused instead of exhausting the threads.
+#[test]
+fn an_unwritable_out_dir_and_too_many_local_ranks_fail_before_the_run() {
+    let dir = tmp();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let out = file.join("results");
+    for t in BOTH {
+        let args = [
+            "--generations",
+            "100000000",
+            "--eval-delay-ms",
+            "1000",
+            "--no-checkpoint",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        let mut cmd = match t {
+            Transport::Mpi => {
+                let mut c = common::mpirun(2);
+                c.arg(common::bin());
+                c
+            }
+            Transport::Local => {
+                let mut c = std::process::Command::new(common::bin());
+                c.args(["--local-ranks", "2"]);
+                c
+            }
+        };
+        cmd.args(args).args(["--function", "sphere", "-q"]);
+        let output = common::run_with_timeout(cmd, std::time::Duration::from_secs(120));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{t:?}: {stderr}");
+        assert!(stderr.contains("--out") && stderr.contains("could not be written there"), "{t:?}: {stderr}");
+    }
+    let output = propulate_raw(Transport::Local, 100_000_000, &[], None);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("at most 1024 run as threads"), "{stderr}");
 }
 
 #[test]

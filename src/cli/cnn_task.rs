@@ -42,6 +42,7 @@ impl CnnTask {
         backend.check(device.compute(backend, launch.device(), world_rank)).map_err(cnn_error)?;
         let load = |split| cnn::idx::load(&args.data, split).map_err(cnn_error);
         let (mut train, mut valid) = (load(Split::Train)?, load(Split::Test)?);
+        cnn::idx::check_compatible(&train, &valid).map_err(cnn_error)?;
         if args.train_images > 0 {
             train = train.truncated(args.train_images);
         }

@@ -45,6 +45,15 @@ fn prepare(
 ) -> propulate::Result<(Box<dyn Task>, RunConfig, Optimizer)> {
     let task = task(args, world_rank)?;
     let cfg = args.to_config(world_size, task.as_ref())?;
+    // Rank 0 writes the results: find out now, not after the run, that it cannot.
+    if let (Some(dir), 0) = (&args.out, world_rank) {
+        propulate::output::check_output_dir(dir).map_err(|e| {
+            propulate::Error::InvalidConfig(format!(
+                "--out {}: the results could not be written there: {e}",
+                dir.display()
+            ))
+        })?;
+    }
     let mut optimizer = Optimizer::new(task.space().clone())
         .config(cfg.clone())
         .progress(!args.quiet && !task.prints_each_evaluation())

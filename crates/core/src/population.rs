@@ -39,6 +39,10 @@ struct Record {
     active_slot: Option<usize>,
 }
 
+/// The migration step that covers every copy of an identity: deactivating at it removes the
+/// identity from the island for good, whatever copies of it arrive later (pollination victims).
+pub const ALL_COPIES: u32 = u32::MAX;
+
 /// What an arrival did to the population.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arrival {

@@ -20,3 +20,10 @@ pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
+
+/// The stream of draws that depend on messages (whom pollinating immigrants replace) of worker
+/// `worker`: apart from [`worker_rng`]'s, so that how many messages arrive and when does not change
+/// what the worker breeds.
+pub fn message_rng(seed: u64, worker: u64) -> PropRng {
+    worker_rng(seed, worker | 1 << 63)
+}

@@ -115,11 +115,22 @@ impl Default for RunConfig {
     }
 }
 
+/// The most generations per worker a run may ask for.
+pub const MAX_GENERATIONS: u64 = 1 << 40;
+
 impl RunConfig {
     /// Check the values that do not depend on the number of ranks.
     pub fn validate(&self) -> Result<()> {
         if self.generations == 0 {
             return Err(Error::InvalidConfig("generations must be at least 1 (evaluations per worker)".into()));
+        }
+        // Generation numbers are identities and journal keys; the cap keeps every sum of them (a
+        // reshaped run's offset plus its generations) far from overflowing.
+        if self.generations > MAX_GENERATIONS {
+            return Err(Error::InvalidConfig(format!(
+                "generations must be at most {MAX_GENERATIONS} (2^40) per worker, got {}",
+                self.generations
+            )));
         }
         if !(0.0..=1.0).contains(&self.migration_probability) {
             return Err(Error::InvalidConfig(format!(

@@ -24,5 +24,5 @@ pub use context::WorkerContext;
 pub use driver::LossResult;
 pub use error::{Error, Result};
 pub use observe::{Observer, ObserverMode};
-pub use optimizer::Optimizer;
+pub use optimizer::{MAX_LOCAL_RANKS, Optimizer};
 pub use result::RunResult;

@@ -39,6 +39,10 @@ use crate::result::RunResult;
 use crate::transport::Communicator;
 use crate::transport::local::run_local;
 use propulate_core::individual::Params;
+
+/// The most in-process ranks [`Optimizer::run_local`] starts: each is a thread, and far more than
+/// the machine's cores only slows a run down (or exhausts the process's threads).
+pub const MAX_LOCAL_RANKS: usize = 1024;
 use propulate_core::layout::IslandSpec;
 use propulate_core::propagator::{DefaultPropagatorConfig, Propagator};
 use propulate_core::space::SearchSpace;
@@ -162,13 +166,20 @@ impl Optimizer {
         driver::run(world, &self.config, &self.space, self.propagator.as_deref(), &self.observers, loss)
     }
 
-    /// Run with `ranks` in-process ranks (threads), no MPI needed. Returns rank 0's result.
+    /// Run with `ranks` in-process ranks (threads, at most [`MAX_LOCAL_RANKS`]), no MPI needed.
+    /// Returns rank 0's result.
     pub fn run_local<F>(&self, ranks: usize, loss: F) -> Result<RunResult>
     where
         F: Fn(Params<'_>, &mut WorkerContext<'_>) -> LossResult + Send + Sync + 'static,
     {
         if ranks == 0 {
             return Err(Error::InvalidConfig("run_local needs at least one rank".into()));
+        }
+        if ranks > MAX_LOCAL_RANKS {
+            return Err(Error::InvalidConfig(format!(
+                "{ranks} in-process ranks: at most {MAX_LOCAL_RANKS} run as threads of one process (each a \
+                 thread with its own stack); start more ranks with MPI (mpirun, srun)"
+            )));
         }
         let loss = Arc::new(loss);
         let (space, config) = (self.space.clone(), self.config.clone());

@@ -47,6 +47,16 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
+/// Check, before a run, that `dir` can take its results: it exists or can be created, and a file
+/// can be written there (`best.json.tmp`, removed again; a checkpoint directory tolerates it). A
+/// run that found out at its end would lose its table of trials.
+pub fn check_output_dir(dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let probe = dir.join("best.json.tmp");
+    fs::File::create(&probe).and_then(|mut f| f.write_all(b"probe\n")).map_err(|e| Error::io(&probe, e))?;
+    fs::remove_file(&probe).map_err(|e| Error::io(&probe, e))
+}
+
 /// Write `best.json`, `trials.csv`, `trials.jsonl` and `progress.svg` into `dir` (created if missing).
 /// `extra` adds run facts (function name, ranks, ...) to `best.json`.
 pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra: Map<String, Json>) -> Result<()> {

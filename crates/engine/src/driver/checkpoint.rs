@@ -5,13 +5,11 @@
 
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::journal::{
-    Manifest, Replay, WorkerJournal, ensure_unlocked, inspect_checkpoint, read_worker_journal, reshape,
-};
+use crate::journal::{Manifest, ensure_unlocked, inspect_checkpoint, read_worker_journal, reshape};
 use crate::observe::{Event, RankObservers};
 
 use super::agree::agree;
-use super::message::{decode, encode};
+use super::resume::{Resumed, rebuild};
 use crate::transport::Communicator;
 use propulate_core::layout::Layout;
 use propulate_core::space::SearchSpace;
@@ -29,7 +27,7 @@ fn check(manifest: &Manifest, cfg: &RunConfig, space: &SearchSpace, layout: &Lay
     )))
 }
 
-/// Returns the replay to resume from (on worker roots), or `None` for a fresh run.
+/// Returns what each worker root resumes with, or `None` for a fresh run (and on followers).
 pub(crate) fn prepare(
     world: &mut dyn Communicator,
     roots: Option<&mut dyn Communicator>,
@@ -37,7 +35,7 @@ pub(crate) fn prepare(
     space: &SearchSpace,
     layout: &Layout,
     observers: &mut RankObservers<'_>,
-) -> Result<Option<Replay>> {
+) -> Result<Option<Resumed>> {
     let Some(ck) = &cfg.checkpoint else { return Ok(None) };
     // Rank 0 checks the directory and the manifest (and writes the manifest of a fresh run).
     let mut fresh = false;
@@ -71,7 +69,7 @@ pub(crate) fn prepare(
         return Ok(None);
     }
     // Every worker root reads its own journal (in parallel, each file parsed once), then the roots
-    // share them in binary form.
+    // exchange what each island needs (driver::resume).
     // Followers of multi-rank workers take part in both agreements below.
     let Some(roots) = roots else {
         agree(world, Ok(()))?;
@@ -84,7 +82,7 @@ pub(crate) fn prepare(
             for w in &warnings {
                 observers.emit(&Event::Warning(w));
             }
-            (manifest, journal, warnings)
+            (manifest, journal)
         },
     );
     let (mine, status) = match mine {
@@ -92,13 +90,11 @@ pub(crate) fn prepare(
         Err(e) => (None, Err(e)),
     };
     agree(world, status)?;
-    let (manifest, journal, warnings) = mine.expect("agreed above");
-    let journals: Result<Vec<WorkerJournal>> =
-        roots.all_gather(encode(&journal)).and_then(|all| all.iter().enumerate().map(|(w, b)| decode(b, w)).collect());
-    let (journals, status) = match journals {
-        Ok(j) => (j, Ok(())),
-        Err(e) => (Vec::new(), Err(e)),
+    let (manifest, journal) = mine.expect("agreed above");
+    let (resumed, status) = match rebuild(roots, layout, manifest.generation_offset, journal) {
+        Ok(r) => (Some(r), Ok(())),
+        Err(e) => (None, Err(e)),
     };
     agree(world, status)?;
-    Ok(Some(Replay { manifest, layout: layout.clone(), workers: journals, warnings }))
+    Ok(resumed)
 }

@@ -12,6 +12,8 @@ use propulate_core::individual::{Individual, IndividualId};
 pub const TAG_DATA: Tag = 1;
 /// Tag of the evaluated trials sent to rank 0 at the end.
 pub const TAG_TRIALS: Tag = 2;
+/// Tag of the island shares exchanged by the worker roots on resume.
+pub const TAG_RESUME: Tag = 3;
 
 /// A message between worker roots.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@ mod checkpoint;
 mod evaluate;
 mod follower;
 mod message;
+mod resume;
 mod root;
 mod summary;
 mod termination;
@@ -86,7 +87,7 @@ where
     let mut observers = observers.for_rank(rank_info(&layout, rank, &launch));
     let started = observers.start().map_err(crate::error::Error::Observer);
     agree(world, started)?;
-    let replay = checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout, &mut observers)?;
+    let mut resumed = checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout, &mut observers)?;
     world.barrier()?;
     let run = Run { cfg, space, layout, rank, device: launch.device(), start: Instant::now() };
 
@@ -94,7 +95,8 @@ where
     // unwinding would leave the other ranks waiting for this one.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match borrow_boxed(&mut roots) {
         Some(roots) => {
-            let worker = RootWorker::new(&run, propagator, replay.as_ref(), &mut observers)?;
+            // The worker takes what it needs from the checkpoint; nothing of it outlives this.
+            let worker = RootWorker::new(&run, propagator, resumed.take(), &mut observers)?;
             worker.run_to_end(roots, borrow_boxed(&mut worker_comm), &mut loss)
         }
         None => {

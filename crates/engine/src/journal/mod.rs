@@ -6,11 +6,13 @@
 //! Every start on an existing checkpoint opens new journal segments (`worker-00003.0002.jsonl`), so a
 //! resume never rewrites or truncates what an earlier run wrote, even a torn last line.
 
+mod lock;
 mod manifest;
 mod replay;
 mod reshape;
 mod writer;
 
+pub use lock::{JournalLock, LockMode, lock_name, owner_name};
 pub use manifest::{CheckpointLayout, FORMAT, Manifest, VERSION};
 pub use replay::{Replay, WorkerJournal, inspect_checkpoint, island_population, read_checkpoint, read_worker_journal};
 pub use reshape::reshape;

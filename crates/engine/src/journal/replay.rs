@@ -79,9 +79,10 @@ fn is_rank_log_dir(path: &Path) -> bool {
     })
 }
 
+/// A journal's `flock` file or owner file (journal/lock.rs).
 fn is_lock_name(name: &str) -> bool {
     name.strip_prefix("worker-")
-        .and_then(|r| r.strip_suffix(".lock"))
+        .and_then(|r| r.strip_suffix(".lock").or_else(|| r.strip_suffix(".owner")))
         .is_some_and(|w| w.len() == 5 && w.parse::<usize>().is_ok())
 }
 

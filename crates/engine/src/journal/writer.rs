@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::lock::{JournalLock, LockMode};
 use super::{Event, parse_segment_name, segment_name};
 use crate::error::{Error, Result};
 
@@ -53,42 +54,19 @@ pub struct JournalWriter {
     last_sync: Instant,
     line: Vec<u8>,
     /// Held while this process writes the worker's journal (released when the process ends).
-    _lock: File,
-}
-
-/// The lock file of `worker`'s journal.
-pub fn lock_name(worker: usize) -> String {
-    format!("worker-{worker:05}.lock")
+    lock: JournalLock,
 }
 
 /// Fail if another process is writing `worker`'s journal (checked before a resume starts, so that
 /// every rank can agree on the error).
 pub fn ensure_unlocked(dir: &Path, worker: usize) -> Result<()> {
-    lock_worker(dir, worker).map(drop)
-}
-
-/// Take the exclusive lock on `worker`'s journal. It fails while another process holds it: a rank
-/// of an earlier job that outlived its `mpirun` (OpenMPI ranks survive a killed `mpirun`) and is
-/// still appending, which would interleave two runs in one journal.
-fn lock_worker(dir: &Path, worker: usize) -> Result<File> {
-    let path = dir.join(lock_name(worker));
-    let file =
-        OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| Error::io(&path, e))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Checkpoint(format!(
-            "{}: worker {worker}'s journal is still being written by another process (a rank of an \
-             earlier job?); end that job (e.g. `pkill -9 propulate-rs` on its nodes) before resuming",
-            path.display()
-        ))),
-        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
-    }
+    JournalLock::acquire(dir, worker, LockMode::from_env()).map(drop)
 }
 
 impl JournalWriter {
     /// Open a new segment for `worker` in `dir`, after the ones already there.
     pub fn create(dir: &Path, worker: usize, policy: FsyncPolicy) -> Result<Self> {
-        let lock = lock_worker(dir, worker)?;
+        let lock = JournalLock::acquire(dir, worker, LockMode::from_env())?;
         let next = std::fs::read_dir(dir)
             .map_err(|e| Error::io(dir, e))?
             .filter_map(|e| e.ok())
@@ -103,7 +81,7 @@ impl JournalWriter {
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
-        Ok(JournalWriter { file, path, policy, last_sync: Instant::now(), line: Vec::with_capacity(512), _lock: lock })
+        Ok(JournalWriter { file, path, policy, last_sync: Instant::now(), line: Vec::with_capacity(512), lock })
     }
 
     /// Append one event now (with any deferred ones before it, in the same `write`).
@@ -129,6 +107,12 @@ impl JournalWriter {
     pub fn defer(&mut self, event: &Event) {
         serde_json::to_writer(&mut self.line, event).expect("events serialize");
         self.line.push(b'\n');
+    }
+
+    /// What the user should hear about the journal's lock (a fallback to an owner file, a stale
+    /// lock taken over), if anything.
+    pub fn lock_warning(&self) -> Option<&str> {
+        self.lock.warning()
     }
 
     /// Force everything written so far to disk.

@@ -5,7 +5,8 @@
 use rand::seq::SliceRandom;
 
 use propulate_core::individual::Individual;
-use propulate_core::population::Arrival;
+use propulate_core::layout::Layout;
+use propulate_core::population::{ALL_COPIES, Arrival};
 
 use super::RootWorker;
 use crate::driver::message::{Message, encode};
@@ -17,6 +18,13 @@ impl RootWorker<'_, '_> {
     /// Arrivals from another island. With pollination, the worker responsible for an immigrant
     /// replaces one of its own individuals per immigrant that became active (the reference reset
     /// its counter inside the loop and replaced at most one per batch).
+    ///
+    /// Why the island's size stays exact whatever order messages arrive in: one worker per island
+    /// is responsible for every copy of an identity (`responsible_worker_for`), so only it decides,
+    /// once, that an identity arrived; and a victim is deactivated for every copy, present and
+    /// future (`ALL_COPIES`), so no newer copy of it, perhaps already on its way from another
+    /// island, can bring it back. Victims are drawn from the message stream, so that how many
+    /// arrive does not shift the draws of breeding and emigration.
     pub(super) fn immigrate(&mut self, roots: &mut dyn Communicator, from: usize, list: Vec<Individual>) -> Result<()> {
         self.journal_deferred(|| {
             Event::Immig(Immig { from: from as u32, ids: list.iter().map(|i| (i.id, i.migration_steps)).collect() })
@@ -38,8 +46,8 @@ impl RootWorker<'_, '_> {
             return Ok(());
         }
         let candidates = self.population.iter_best().filter(eligible);
-        let victims = self.run.cfg.immigration.choose(candidates, n, &mut self.rng).expect("counted above");
-        let ids: Vec<_> = victims.iter().map(|v| (v.id, v.migration_steps)).collect();
+        let victims = self.run.cfg.immigration.choose(candidates, n, &mut self.message_rng).expect("counted above");
+        let ids: Vec<_> = victims.iter().map(|v| (v.id, ALL_COPIES)).collect();
         for &(id, steps) in &ids {
             self.population.deactivate(id, steps);
         }
@@ -87,12 +95,12 @@ impl RootWorker<'_, '_> {
     }
 
     fn send_migrants(&mut self, roots: &mut dyn Communicator, target: usize, group: Vec<Individual>) -> Result<()> {
-        let size = self.run.layout.island_sizes()[target] as u32;
+        let (layout, offset) = (&self.run.layout, self.generation_offset);
         let moved: Vec<Individual> = group
             .into_iter()
             .map(|mut i| {
                 i.migration_steps += 1;
-                i.responsible_worker = responsible_worker_for(&i, size);
+                i.responsible_worker = responsible_worker_for(&i, target, layout, offset);
                 i.history.push(target as u32);
                 i
             })
@@ -107,10 +115,60 @@ impl RootWorker<'_, '_> {
     }
 }
 
-/// The island-local worker responsible for a migrant on its new island: a function of its identity
-/// and migration step, so that every copy of it (pollination sends the same individual again and
-/// again) names the same worker and exactly one worker replaces an individual for it.
-fn responsible_worker_for(ind: &Individual, island_size: u32) -> u32 {
-    let key = (u64::from(ind.id.worker) << 40) ^ ind.id.generation ^ (u64::from(ind.migration_steps) << 56);
-    (propulate_core::rng::mix64(key) % u64::from(island_size)) as u32
+/// The island-local worker responsible for a migrant on island `target`: a function of its
+/// identity and the island only, so that every copy of it (pollination sends the same individual
+/// again and again, at growing migration steps) names the same worker there. On the island it was
+/// bred on in this run, that is its breeder, which has known it since it was evaluated: a copy
+/// coming home can never look new to the worker that decides.
+fn responsible_worker_for(ind: &Individual, target: usize, layout: &Layout, generation_offset: u64) -> u32 {
+    let breeder = ind.id.worker as usize;
+    let bred_here_in_this_run = ind.id.generation >= generation_offset
+        && breeder < layout.workers()
+        && layout.island_of_worker(breeder) == target;
+    if bred_here_in_this_run {
+        return layout.index_in_island(breeder) as u32;
+    }
+    let key = (u64::from(ind.id.worker) << 40) ^ ind.id.generation ^ (u64::from(ind.id.island) << 56);
+    (propulate_core::rng::mix64(key ^ target as u64) % layout.island_sizes()[target] as u64) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use propulate_core::individual::IndividualId;
+    use propulate_core::layout::IslandSpec;
+    use propulate_core::space::Value;
+
+    #[test]
+    fn every_copy_of_an_identity_has_one_responsible_worker_per_island() {
+        let layout = Layout::new(7, 1, &IslandSpec::Sizes(vec![3, 4])).unwrap();
+        for worker in 0..7u32 {
+            for generation in 0..50 {
+                let mut ind = Individual::new(vec![Value::Float(0.0)]);
+                ind.id = IndividualId { island: layout.island_of_worker(worker as usize) as u32, worker, generation };
+                for target in 0..2 {
+                    let first = responsible_worker_for(&ind, target, &layout, 0);
+                    assert!((first as usize) < layout.island_sizes()[target]);
+                    for steps in 1..6 {
+                        ind.migration_steps = steps;
+                        assert_eq!(responsible_worker_for(&ind, target, &layout, 0), first);
+                    }
+                    if target == ind.id.island as usize {
+                        assert_eq!(first as usize, layout.index_in_island(worker as usize), "home: the breeder");
+                    }
+                }
+            }
+        }
+        // Individuals seeded from another checkpoint (generations below the offset) are hashed,
+        // even where their old breeder's number is a worker of the island now.
+        let mut old = Individual::new(vec![Value::Float(0.0)]);
+        old.id = IndividualId { island: 0, worker: 1, generation: 3 };
+        let spread: std::collections::HashSet<u32> = (0..40)
+            .map(|g| {
+                old.id.generation = g;
+                responsible_worker_for(&old, 0, &layout, 100)
+            })
+            .collect();
+        assert!(spread.len() > 1, "seeded individuals spread over the island's workers");
+    }
 }

@@ -11,18 +11,19 @@ use rand::RngExt;
 
 use crate::context::WorkerContext;
 use crate::error::Result;
-use crate::journal::{JournalWriter, Replay, island_population};
+use crate::journal::JournalWriter;
 use crate::observe::{Event, RankObservers, WorkerStatus};
 use crate::result::RunResult;
 use crate::transport::{Communicator, reborrow};
 use propulate_core::individual::{Individual, Params};
 use propulate_core::population::Population;
 use propulate_core::propagator::Propagator;
-use propulate_core::rng::{PropRng, worker_rng};
+use propulate_core::rng::{PropRng, message_rng, worker_rng};
 use propulate_core::topology::Topology;
 
 use super::Run;
 use super::evaluate::{LossResult, agree_on_failure, evaluate};
+use super::resume::Resumed;
 use super::summary::{RootOutcome, summarize};
 use super::termination::{MessageCounts, drain_to_quiescence};
 
@@ -37,7 +38,10 @@ pub(crate) struct RootWorker<'a, 'o> {
     /// This worker's index among its island's workers (what `responsible_worker` holds).
     index_in_island: u32,
     population: Population,
+    /// Breeding and emigration: one block of the worker's stream per generation.
     rng: PropRng,
+    /// Draws prompted by messages (pollination victims), kept apart from `rng`.
+    message_rng: PropRng,
     counts: MessageCounts,
     /// Every evaluation this worker did, in order (resumed ones first).
     evaluated: Vec<Individual>,
@@ -57,17 +61,17 @@ impl<'a, 'o> RootWorker<'a, 'o> {
     pub fn new(
         run: &'a Run<'a>,
         propagator: &'a dyn Propagator,
-        replay: Option<&Replay>,
+        resumed: Option<Resumed>,
         observers: &'a mut RankObservers<'o>,
     ) -> Result<Self> {
         let (cfg, layout) = (run.cfg, &run.layout);
         let worker = layout.worker_of_rank(run.rank);
         let island = layout.island_of_worker(worker);
-        let (population, evaluated, emigrated) = match replay {
-            Some(r) => {
-                let j = &r.workers[worker];
-                let emigrated = j.emigrations.iter().map(|(_, inds)| inds.len() as u64).sum();
-                (island_population(r, island), j.evaluated.clone(), emigrated)
+        let generation_offset = resumed.as_ref().map_or(0, |r| r.generation_offset);
+        let (population, evaluated, emigrated) = match resumed {
+            Some(Resumed { journal, population, .. }) => {
+                let emigrated = journal.emigrations.iter().map(|(_, inds)| inds.len() as u64).sum();
+                (population, journal.evaluated, emigrated)
             }
             None => (Population::new(), Vec::new(), 0),
         };
@@ -76,6 +80,9 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             Some(ck) => Some(JournalWriter::create(&ck.dir, worker, ck.fsync)?),
             None => None,
         };
+        if let Some(w) = journal.as_ref().and_then(JournalWriter::lock_warning) {
+            observers.emit(&Event::Warning(w));
+        }
         Ok(RootWorker {
             run,
             propagator,
@@ -86,13 +93,14 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             index_in_island: layout.index_in_island(worker) as u32,
             population,
             rng: worker_rng(cfg.seed, worker as u64),
+            message_rng: message_rng(cfg.seed, worker as u64),
             counts: MessageCounts::new(layout.workers()),
             resumed: evaluated.len() as u64,
             evaluated,
             failed,
             emigrated,
             journal,
-            generation_offset: replay.map_or(0, |r| r.manifest.generation_offset),
+            generation_offset,
         })
     }
 
