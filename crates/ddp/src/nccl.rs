@@ -124,8 +124,10 @@ mod tests {
 
     #[test]
     fn without_a_gpu_or_the_libraries_setting_up_is_a_clear_error() {
-        let server = super::super::TcpStoreServer::bind("127.0.0.1", 0).unwrap();
-        let mut store = TcpStore::connect(&server.addr().to_string(), std::time::Duration::from_secs(5)).unwrap();
+        let token = super::super::StoreToken::random().unwrap();
+        let server = super::super::TcpStoreServer::bind("127.0.0.1", 0, token.clone()).unwrap();
+        let mut store =
+            TcpStore::connect(&server.addr().to_string(), &token, std::time::Duration::from_secs(5)).unwrap();
         for device in [Device::Cpu, Device::Gpu(0)] {
             let ctx = WorkerContext::standalone(0, device);
             match NcclGradSync::new(&ctx, &mut store) {
