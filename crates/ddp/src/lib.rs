@@ -6,7 +6,7 @@
 //!   admits only the holders of a `StoreToken`, within `StoreLimits`; `worker_store` sets one up for
 //!   the ranks of a worker, the token passed over the worker's communicator.
 //! - `GradSync`: gradient averaging between replicas; `CommGradSync` over the worker communicator,
-//!   `NcclGradSync` between GPUs (cargo feature `nccl`).
+//!   `NcclGradSync` between GPUs (cargo feature `nccl`), joined only once every rank is ready.
 
 pub mod error;
 mod grad_sync;
