@@ -12,7 +12,8 @@ fn space() -> SearchSpace {
 
 #[test]
 fn a_worker_root_that_cannot_serve_fails_the_evaluation_on_every_rank_without_hanging() {
-    let taken = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    // In-process ranks share the host, so the root serves on the loopback interface.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     let optimizer = Optimizer::new(space()).generations(3).ranks_per_worker(2);
     let result = optimizer
@@ -26,7 +27,7 @@ fn a_worker_root_that_cannot_serve_fails_the_evaluation_on_every_rank_without_ha
     assert_eq!(result.failed, 6);
     for t in &result.trials {
         let reason = t.failure.as_deref().unwrap();
-        assert!(reason.contains(&format!("could not serve the store: port {port} on 0.0.0.0 is in use")), "{reason}");
+        assert!(reason.contains(&format!("could not serve the store: port {port} on 127.0.0.1 is in use")), "{reason}");
     }
     drop(taken);
 }
