@@ -9,9 +9,12 @@
 mod manifest;
 mod replay;
 mod reshape;
+mod validate;
 mod writer;
 
-pub use manifest::{CheckpointLayout, FORMAT, Manifest, VERSION};
+pub use manifest::{
+    CheckpointLayout, FORMAT, MAX_GENERATION_OFFSET, MAX_MANIFEST_BYTES, MAX_WORKERS, Manifest, VERSION,
+};
 pub use replay::{Replay, WorkerJournal, inspect_checkpoint, island_population, read_checkpoint, read_worker_journal};
 pub use reshape::reshape;
 pub use writer::{FsyncPolicy, JournalWriter, ensure_unlocked};
