@@ -115,7 +115,9 @@ impl Manifest {
                 path.display()
             )));
         }
-        let manifest: Manifest = serde_json::from_value(value)
+        // Parsed again from the text (a few kilobytes) rather than from `value`, so that an error
+        // points at its line and column.
+        let manifest: Manifest = serde_json::from_str(&text)
             .map_err(|e| Error::Checkpoint(format!("{}: malformed manifest: {e}", path.display())))?;
         // An edited or damaged manifest is refused here, before anything divides by its layout,
         // allocates by its worker count or samples from its space.
@@ -302,4 +304,85 @@ fn describe_space(s: &SearchSpace) -> String {
         .map(|p| format!("{} {}", p.name, serde_json::to_string(&p.domain).unwrap_or_default()))
         .collect();
     format!("[{}]", names.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use propulate_core::IslandSpec;
+    use serde_json::{Value as Json, json};
+
+    /// A valid manifest as JSON, edited by `edit`, written and read back; the error message.
+    fn read_edited(edit: impl FnOnce(&mut Json)) -> String {
+        let space = SearchSpace::builder().float("x", 0.0, 1.0).categorical("act", &["relu"]).build().unwrap();
+        let layout = Layout::new(4, 1, &IslandSpec::Count(2)).unwrap();
+        let m = Manifest::new(&RunConfig::default(), &space, &layout, Default::default());
+        let mut json = serde_json::to_value(&m).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        m.write(dir.path()).unwrap();
+        Manifest::read(dir.path()).expect("the unedited manifest reads");
+        edit(&mut json);
+        fs::write(dir.path().join(MANIFEST), serde_json::to_vec(&json).unwrap()).unwrap();
+        let e = Manifest::read(dir.path()).expect_err("the edited manifest should be refused").to_string();
+        assert!(e.contains(&dir.path().join(MANIFEST).display().to_string()), "no file name in: {e}");
+        e
+    }
+
+    fn refused(edit: impl FnOnce(&mut Json), expected: &[&str]) {
+        let e = read_edited(edit);
+        for part in expected {
+            assert!(e.contains(part), "'{part}' missing in: {e}");
+        }
+    }
+
+    #[test]
+    fn a_bad_layout_is_refused_by_field() {
+        refused(|j| j["layout"]["ranks_per_worker"] = json!(0), &["invalid layout", "ranks_per_worker is 0"]);
+        refused(|j| j["layout"]["world_size"] = json!(0), &["layout.world_size 0"]);
+        refused(
+            |j| j["layout"]["ranks_per_worker"] = json!(3),
+            &["not a positive multiple of layout.ranks_per_worker 3"],
+        );
+        refused(|j| j["layout"]["island_sizes"] = json!([]), &["layout.island_sizes is empty"]);
+        refused(|j| j["layout"]["island_sizes"] = json!([4, 0]), &["layout.island_sizes[1] is 0"]);
+        refused(|j| j["layout"]["island_sizes"] = json!([1, 2]), &["add up to 3 workers", "has 4"]);
+        refused(
+            |j| j["layout"]["island_sizes"] = json!([u64::MAX, u64::MAX]),
+            &["add up to more than", "layout.world_size 4"],
+        );
+        refused(
+            |j| {
+                j["layout"]["world_size"] = json!(1u64 << 40);
+                j["layout"]["island_sizes"] = json!([1u64 << 40]);
+            },
+            &["1099511627776 workers", "at most 100000"],
+        );
+    }
+
+    #[test]
+    fn a_bad_space_config_or_offset_is_refused_by_field() {
+        refused(|j| j["space"]["params"] = json!([]), &["space:", "no parameters"]);
+        refused(|j| j["space"]["params"][0]["lo"] = json!(2.0), &["space:", "'x'", "below"]);
+        refused(|j| j["space"]["params"][1]["choices"] = json!([]), &["space:", "'act'", "choice"]);
+        refused(|j| j["space"]["params"][1]["name"] = json!("x"), &["space:", "'x' is defined twice"]);
+        refused(|j| j["config"]["generations"] = json!(0), &["config:", "generations"]);
+        refused(|j| j["config"]["migration_probability"] = json!(7.0), &["config:", "migration probability"]);
+        refused(|j| j["generation_offset"] = json!(u64::MAX), &["generation_offset is 18446744073709551615"]);
+        refused(|j| j["generation_offset"] = json!(-1), &["malformed manifest", "expected u64", "line 1"]);
+        refused(|j| j["version"] = json!(2), &["version 2"]);
+        refused(|j| j["format"] = json!("other"), &["not a propulate-rs checkpoint manifest"]);
+    }
+
+    #[test]
+    fn an_oversized_or_binary_manifest_is_refused_without_reading_it_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(MANIFEST);
+        let f = fs::File::create(&path).unwrap();
+        f.set_len(MAX_MANIFEST_BYTES + 1).unwrap(); // sparse: costs no disk
+        let e = Manifest::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("manifest.json") && e.contains("larger than 16 MiB"), "{e}");
+        fs::write(&path, b"{\"format\": \"\xff\xfe\"}").unwrap();
+        let e = Manifest::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("manifest.json") && e.contains("not UTF-8 at byte 12"), "{e}");
+    }
 }

@@ -139,3 +139,114 @@ impl<'a> RecordRules<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::Done;
+    use propulate_core::IslandSpec;
+    use propulate_core::space::Value;
+
+    fn space() -> SearchSpace {
+        SearchSpace::builder()
+            .float("x", -1.0, 1.0)
+            .int("n", 0, 9)
+            .categorical("act", &["relu", "tanh"])
+            .build()
+            .unwrap()
+    }
+
+    /// Worker 1 of 3 workers on islands of sizes [2, 1]; generation offset 10.
+    fn layout() -> Layout {
+        Layout::new(3, 1, &IslandSpec::Sizes(vec![2, 1])).unwrap()
+    }
+
+    fn ind(worker: u32, island: u32, generation: u64) -> Individual {
+        let mut i = Individual::new(vec![Value::Float(0.5), Value::Int(3), Value::Cat(1)]);
+        i.id = IndividualId { island, worker, generation };
+        i.loss = 1.0;
+        i.history = vec![island];
+        i
+    }
+
+    fn check(event: Event, expected: &[&str]) {
+        let (space, layout) = (space(), layout());
+        let rules = RecordRules::new(&space, &layout, 10, 1);
+        let e = rules.check(&event).expect_err("the record should be refused");
+        for part in expected {
+            assert!(e.contains(part), "'{part}' missing in: {e}");
+        }
+    }
+
+    #[test]
+    fn records_a_run_writes_pass() {
+        let (space, layout) = (space(), layout());
+        let rules = RecordRules::new(&space, &layout, 10, 1);
+        let mine = ind(1, 0, 10);
+        let mut failed = ind(1, 0, 11);
+        failed.loss = f64::INFINITY;
+        failed.failure = Some("boom".into());
+        let mut arrived = ind(2, 1, 12);
+        arrived.migration_steps = 1;
+        arrived.history.push(0);
+        let imported = ind(40, 7, 3); // from a reshaped run's old layout: generation below the offset
+        for event in [
+            Event::Bred(Bred { id: mine.id, values: mine.values.clone() }),
+            Event::Eval(Eval { ind: mine.clone() }),
+            Event::Eval(Eval { ind: failed }),
+            Event::Emig(Migrants { to: 1, inds: vec![mine.clone()] }),
+            Event::Seed(Migrants { to: 0, inds: vec![imported.clone()] }),
+            Event::Immig(Immig { from: 2, ids: vec![(arrived.id, 1)] }),
+            Event::Deact(Deact { ids: vec![(mine.id, 0), (imported.id, 2)] }),
+            Event::Done(Done { generations: 2 }),
+        ] {
+            rules.check(&event).unwrap_or_else(|e| panic!("{event:?}: {e}"));
+        }
+    }
+
+    #[test]
+    fn values_must_fit_the_space() {
+        let mut bad = ind(1, 0, 10);
+        bad.values[2] = Value::Cat(5);
+        check(Event::Eval(Eval { ind: bad.clone() }), &["individual 0/1/10", "'act'", "index 5"]);
+        check(Event::Bred(Bred { id: bad.id, values: bad.values[..1].to_vec() }), &["bred 0/1/10", "1 values"]);
+        bad.values[2] = Value::Float(0.0);
+        check(Event::Seed(Migrants { to: 0, inds: vec![bad] }), &["'act'", "categorical", "float value"]);
+    }
+
+    #[test]
+    fn islands_and_workers_must_exist() {
+        check(Event::Emig(Migrants { to: 99, inds: vec![ind(1, 0, 10)] }), &["island 99", "2 islands"]);
+        check(Event::Eval(Eval { ind: ind(1_000_000_000, 0, 10) }), &["worker 1000000000", "3 workers"]);
+        check(Event::Eval(Eval { ind: ind(1, 1, 10) }), &["worker 1 belongs to island 0, not 1"]);
+        check(Event::Immig(Immig { from: 7, ids: vec![] }), &["worker 7", "3 workers"]);
+        check(Event::Deact(Deact { ids: vec![(ind(99, 0, 10).id, 0)] }), &["worker 99"]);
+        check(Event::Bred(Bred { id: ind(2, 1, 10).id, values: ind(2, 1, 10).values }), &["bred 1/2/10", "worker 1"]);
+        check(Event::Bred(Bred { id: ind(1, 0, 4).id, values: ind(1, 0, 4).values }), &["generation_offset 10"]);
+        let mut far = ind(1, 0, 10);
+        far.history.push(5);
+        check(Event::Eval(Eval { ind: far }), &["history names island 5"]);
+        let mut lost = ind(1, 0, 10);
+        lost.responsible_worker = 1;
+        check(Event::Emig(Migrants { to: 1, inds: vec![lost] }), &["responsible worker", "island 1, which has 1"]);
+    }
+
+    #[test]
+    fn losses_timings_metrics_and_steps_must_be_possible() {
+        let mut nan = ind(1, 0, 10);
+        nan.loss = f64::NAN;
+        check(Event::Eval(Eval { ind: nan }), &["loss is NaN", "null"]);
+        let mut minus_inf = ind(1, 0, 10);
+        minus_inf.loss = f64::NEG_INFINITY;
+        check(Event::Eval(Eval { ind: minus_inf }), &["loss is -inf"]);
+        let mut slow = ind(1, 0, 10);
+        slow.duration_s = -1.0;
+        check(Event::Eval(Eval { ind: slow }), &["duration_s -1"]);
+        let mut metric = ind(1, 0, 10);
+        metric.metrics.insert("acc".into(), f64::INFINITY);
+        check(Event::Eval(Eval { ind: metric }), &["metric 'acc' is inf"]);
+        let mut steps = ind(1, 0, 10);
+        steps.migration_steps = u32::MAX;
+        check(Event::Emig(Migrants { to: 0, inds: vec![steps] }), &["migration_steps"]);
+    }
+}
