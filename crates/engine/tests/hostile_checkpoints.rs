@@ -407,3 +407,25 @@ fn targeted_journal_edits_are_refused_with_file_offset_and_field() {
     std::fs::write(path, &original).unwrap();
     assert!(read_checkpoint(&dir).is_ok());
 }
+
+#[test]
+fn the_largest_layout_a_manifest_may_hold_is_reported_in_bounded_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, journals) = copy_of_template(tmp.path());
+    let mut manifest: Json = serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let workers = propulate_engine::journal::MAX_WORKERS;
+    manifest["layout"] = json!({"world_size": workers, "ranks_per_worker": 1, "island_sizes": vec![1; workers]});
+    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+    // The template's journals name the islands of its 2-island layout; one island per worker differs.
+    assert!(read_checkpoint(&dir).is_err());
+    journals.iter().for_each(|j| std::fs::remove_file(j).unwrap());
+    let replay = read_checkpoint(&dir).unwrap().unwrap();
+    // One island per worker: a report that scanned every worker once per island would not end.
+    let result = report::result_of(&replay, 3);
+    assert_eq!(result.active_per_island.len(), workers);
+    manifest["layout"]["world_size"] = json!(workers + 1);
+    manifest["layout"]["island_sizes"][0] = json!(2);
+    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+    let e = read_checkpoint(&dir).unwrap_err().to_string();
+    assert!(e.contains("100001 workers") && e.contains("at most 100000"), "{e}");
+}

@@ -283,6 +283,37 @@ pub fn island_population(replay: &Replay, island: usize) -> Population {
     pop
 }
 
+/// [`island_population`] of every island, in island order, from one pass over the journals: the
+/// cost grows with the journals, not with islands times workers (a report of a run with many
+/// islands would otherwise re-scan every worker's migrants once per island).
+pub fn island_populations(replay: &Replay) -> Vec<Population> {
+    let layout = &replay.layout;
+    let mut pops = vec![Population::new(); layout.islands()];
+    for (w, j) in replay.workers.iter().enumerate() {
+        let pop = &mut pops[layout.island_of_worker(w)];
+        for ind in &j.evaluated {
+            pop.insert(ind.clone());
+        }
+    }
+    for j in &replay.workers {
+        for (to, inds) in j.emigrations.iter().chain(&j.seeds) {
+            // Journals read from disk name existing islands only; a hand-built replay may not.
+            if let Some(pop) = pops.get_mut(*to as usize) {
+                for ind in inds {
+                    pop.insert(ind.clone());
+                }
+            }
+        }
+    }
+    for (w, j) in replay.workers.iter().enumerate() {
+        let pop = &mut pops[layout.island_of_worker(w)];
+        for (id, steps) in &j.deactivations {
+            pop.deactivate(*id, *steps);
+        }
+    }
+    pops
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
