@@ -10,6 +10,10 @@ pub enum Error {
     /// A search-space definition is invalid (empty, bad bounds, duplicate names, no choices).
     #[error("invalid search space: {0}")]
     InvalidSpace(String),
+    /// Values do not fit a search space (wrong count, wrong type, out of bounds, no such choice):
+    /// what a damaged or edited journal can hold.
+    #[error("values outside the search space: {0}")]
+    OutsideSpace(String),
     /// A run option is invalid (island sizes, topology, probabilities, ...).
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),

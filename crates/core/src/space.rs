@@ -78,11 +78,20 @@ pub struct SearchSpace {
 impl SearchSpace {
     /// A validated space. Errors name the parameter and the problem.
     pub fn new(params: Vec<Param>) -> Result<Self> {
-        if params.is_empty() {
+        let space = SearchSpace { params };
+        space.validate()?;
+        Ok(space)
+    }
+
+    /// Check the rules [`SearchSpace::new`] enforces again. A space deserialized from a file (a
+    /// checkpoint's manifest) did not go through `new`, and sampling or clipping in a space with
+    /// bad bounds would panic or produce garbage.
+    pub fn validate(&self) -> Result<()> {
+        if self.params.is_empty() {
             return Err(Error::InvalidSpace("the search space has no parameters".into()));
         }
         let mut seen = HashSet::new();
-        for p in &params {
+        for p in &self.params {
             if p.name.is_empty() {
                 return Err(Error::InvalidSpace("a parameter has an empty name".into()));
             }
@@ -91,7 +100,7 @@ impl SearchSpace {
             }
             validate_domain(&p.name, &p.domain)?;
         }
-        Ok(SearchSpace { params })
+        Ok(())
     }
 
     /// Start an empty builder.
@@ -160,19 +169,58 @@ impl SearchSpace {
 
     /// True if `values` has one value per parameter, of the right type and inside its bounds.
     pub fn contains(&self, values: &[Value]) -> bool {
-        values.len() == self.params.len()
-            && self.params.iter().zip(values).all(|(p, v)| match (&p.domain, v) {
-                (Domain::Float { lo, hi, .. }, Value::Float(x)) => *lo <= *x && *x <= *hi,
-                (Domain::Int { lo, hi }, Value::Int(x)) => lo <= x && x <= hi,
-                (Domain::Categorical { choices }, Value::Cat(c)) => (*c as usize) < choices.len(),
-                _ => false,
-            })
+        self.check_values(values).is_ok()
+    }
+
+    /// Like [`SearchSpace::contains`], with the reason when `values` do not fit: the parameter, the
+    /// value and what it should be. Values read back from a file go through this before anything
+    /// indexes a choice list with them. Allocates only to describe a failure.
+    pub fn check_values(&self, values: &[Value]) -> Result<()> {
+        let bad = |msg: String| Err(Error::OutsideSpace(msg));
+        if values.len() != self.params.len() {
+            return bad(format!(
+                "{} values for the {} parameters of the search space",
+                values.len(),
+                self.params.len()
+            ));
+        }
+        for (p, v) in self.params.iter().zip(values) {
+            let name = &p.name;
+            match (&p.domain, *v) {
+                (Domain::Float { lo, hi, .. }, Value::Float(x)) => {
+                    if !(*lo <= x && x <= *hi) {
+                        return bad(format!("parameter '{name}' has {x}, outside its bounds [{lo}, {hi}]"));
+                    }
+                }
+                (Domain::Int { lo, hi }, Value::Int(x)) => {
+                    if !(*lo <= x && x <= *hi) {
+                        return bad(format!("parameter '{name}' has {x}, outside its bounds [{lo}, {hi}]"));
+                    }
+                }
+                (Domain::Categorical { choices }, Value::Cat(c)) => {
+                    if c as usize >= choices.len() {
+                        return bad(format!(
+                            "parameter '{name}' has choice index {c}, but it has only {} choices",
+                            choices.len()
+                        ));
+                    }
+                }
+                (domain, v) => {
+                    let (expected, got) = (kind_of_domain(domain), kind_of_value(v));
+                    return bad(format!("parameter '{name}' is {expected} but has {got} value {}", v.as_f64()));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A value rendered for humans and tables: floats and ints as numbers, categoricals as their choice.
     pub fn render(&self, i: usize, v: Value) -> String {
         match (&self.params[i].domain, v) {
-            (Domain::Categorical { choices }, Value::Cat(c)) => choices[c as usize].clone(),
+            // An index past the choices (only in values that skipped `check_values`) shows as a number.
+            (Domain::Categorical { choices }, Value::Cat(c)) if (c as usize) < choices.len() => {
+                choices[c as usize].clone()
+            }
             (_, Value::Float(x)) => format!("{x}"),
             (_, Value::Int(x)) => format!("{x}"),
             (_, Value::Cat(c)) => format!("{c}"),
@@ -191,11 +239,29 @@ impl SearchSpace {
     /// A value as JSON: numbers for floats and ints, the choice string for categoricals.
     pub fn to_json(&self, i: usize, v: Value) -> serde_json::Value {
         match (&self.params[i].domain, v) {
-            (Domain::Categorical { choices }, Value::Cat(c)) => choices[c as usize].clone().into(),
+            (Domain::Categorical { choices }, Value::Cat(c)) if (c as usize) < choices.len() => {
+                choices[c as usize].clone().into()
+            }
             (_, Value::Float(x)) => x.into(),
             (_, Value::Int(x)) => x.into(),
             (_, Value::Cat(c)) => c.into(),
         }
+    }
+}
+
+fn kind_of_domain(d: &Domain) -> &'static str {
+    match d {
+        Domain::Float { .. } => "a float",
+        Domain::Int { .. } => "an int",
+        Domain::Categorical { .. } => "a categorical",
+    }
+}
+
+fn kind_of_value(v: Value) -> &'static str {
+    match v {
+        Value::Float(_) => "a float",
+        Value::Int(_) => "an int",
+        Value::Cat(_) => "a categorical",
     }
 }
 
@@ -293,6 +359,55 @@ mod tests {
         assert!(e.to_string().contains("'a' is defined twice"), "{e}");
         let e = SearchSpace::builder().log_float("lr", 0.0, 1.0).build().unwrap_err();
         assert!(e.to_string().contains("positive"), "{e}");
+    }
+
+    #[test]
+    fn a_deserialized_space_is_validated_on_request() {
+        let bad: SearchSpace =
+            serde_json::from_str(r#"{"params":[{"name":"x","type":"float","lo":1.0,"hi":0.0}]}"#).unwrap();
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("'x'") && e.contains("below"), "{e}");
+        let empty: SearchSpace = serde_json::from_str(r#"{"params":[]}"#).unwrap();
+        assert!(empty.validate().unwrap_err().to_string().contains("no parameters"));
+        let dup: SearchSpace = serde_json::from_str(
+            r#"{"params":[{"name":"a","type":"int","lo":0,"hi":1},{"name":"a","type":"categorical","choices":["u"]}]}"#,
+        )
+        .unwrap();
+        assert!(dup.validate().unwrap_err().to_string().contains("'a' is defined twice"));
+        let no_choice: SearchSpace =
+            serde_json::from_str(r#"{"params":[{"name":"act","type":"categorical","choices":[]}]}"#).unwrap();
+        assert!(no_choice.validate().unwrap_err().to_string().contains("'act'"));
+    }
+
+    #[test]
+    fn check_values_names_the_parameter_and_the_problem() {
+        let s = SearchSpace::builder()
+            .float("x", -1.0, 1.0)
+            .int("n", 2, 4)
+            .categorical("act", &["relu", "tanh"])
+            .build()
+            .unwrap();
+        let ok = [Value::Float(1.0), Value::Int(2), Value::Cat(1)];
+        assert!(s.check_values(&ok).is_ok() && s.contains(&ok));
+        let cases: [(&[Value], &[&str]); 7] = [
+            (&ok[..2], &["2 values", "3 parameters"]),
+            (&[Value::Float(1.5), Value::Int(2), Value::Cat(0)], &["'x'", "1.5", "[-1, 1]"]),
+            (&[Value::Float(f64::NAN), Value::Int(2), Value::Cat(0)], &["'x'", "NaN"]),
+            (&[Value::Float(0.0), Value::Int(5), Value::Cat(0)], &["'n'", "5", "[2, 4]"]),
+            (&[Value::Float(0.0), Value::Int(3), Value::Cat(2)], &["'act'", "index 2", "2 choices"]),
+            (&[Value::Int(0), Value::Int(3), Value::Cat(0)], &["'x'", "is a float", "an int value"]),
+            (&[Value::Float(0.0), Value::Int(3), Value::Float(0.0)], &["'act'", "categorical", "a float value"]),
+        ];
+        for (values, expected) in cases {
+            let e = s.check_values(values).unwrap_err().to_string();
+            assert!(!s.contains(values));
+            for part in expected {
+                assert!(e.contains(part), "'{part}' missing in: {e}");
+            }
+        }
+        // Rendering a value that skipped the check shows the bad index instead of panicking.
+        assert_eq!(s.render(2, Value::Cat(7)), "7");
+        assert_eq!(s.to_json(2, Value::Cat(7)), serde_json::json!(7));
     }
 
     #[test]

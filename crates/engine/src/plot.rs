@@ -64,7 +64,8 @@ pub fn progress_svg(trials: &[Individual], islands: usize) -> String {
         .iter()
         .filter(|i| i.loss.is_finite())
         .map(|i| Point {
-            t: (i.start_us - t0) as f64 * 1e-6 + i.duration_s,
+            // Saturating: start times read back from a journal can be any 64-bit number.
+            t: i.start_us.saturating_sub(t0) as f64 * 1e-6 + i.duration_s,
             loss: i.loss,
             island: i.id.island as usize,
         })

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::journal::{Replay, island_population, read_checkpoint};
+use crate::journal::{Replay, island_populations, read_checkpoint};
 use crate::result::{RunResult, Tally};
 
 /// Read the checkpoint in `dir`; an error if there is none.
@@ -16,12 +16,7 @@ pub fn load(dir: &Path) -> Result<Replay> {
 
 /// The run's results as recorded: every evaluation, each island's rebuilt population.
 pub fn result_of(replay: &Replay, top_n: usize) -> RunResult {
-    let islands = (0..replay.layout.islands())
-        .map(|island| {
-            let pop = island_population(replay, island);
-            (pop.best(top_n), pop.active_len())
-        })
-        .collect();
+    let islands = island_populations(replay).iter().map(|pop| (pop.best(top_n), pop.active_len())).collect();
     let trials: Vec<_> = replay.workers.iter().flat_map(|j| j.evaluated.iter().cloned()).collect();
     let tally = Tally {
         evaluations: trials.len() as u64,

@@ -5,7 +5,7 @@
 
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::journal::{Manifest, ensure_unlocked, inspect_checkpoint, read_worker_journal, reshape};
+use crate::journal::{MAX_WORKERS, Manifest, ensure_unlocked, inspect_checkpoint, read_worker_journal, reshape};
 use crate::observe::{Event, RankObservers};
 
 use super::agree::agree;
@@ -37,6 +37,14 @@ pub(crate) fn prepare(
     observers: &mut RankObservers<'_>,
 ) -> Result<Option<Resumed>> {
     let Some(ck) = &cfg.checkpoint else { return Ok(None) };
+    // Every rank computes the same layout, so every rank returns this error before any collective.
+    if layout.workers() > MAX_WORKERS {
+        return Err(Error::InvalidConfig(format!(
+            "a checkpoint holds at most {MAX_WORKERS} workers (worker-NNNNN journal names), this run has {}; \
+             use more ranks per worker or run without --checkpoint",
+            layout.workers()
+        )));
+    }
     // Rank 0 checks the directory and the manifest (and writes the manifest of a fresh run).
     let mut fresh = false;
     let status = if world.rank() == 0 {

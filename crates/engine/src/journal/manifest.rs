@@ -2,7 +2,7 @@
 //! rename, fsync of the directory), before any journal line.
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +18,16 @@ pub const FORMAT: &str = "propulate-rs-checkpoint";
 pub const VERSION: u32 = 1;
 /// The manifest's file name inside the checkpoint directory.
 pub const MANIFEST: &str = "manifest.json";
+/// The largest manifest read. Real ones are a few kilobytes (the search space is the biggest part);
+/// the bound keeps a wrong or hostile file from being read whole into memory.
+pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+/// The most workers a checkpoint can have: journal file names hold the worker index in five
+/// digits (`worker-NNNNN.SSSS.jsonl`).
+pub const MAX_WORKERS: usize = 100_000;
+/// The largest `generation_offset` accepted: far beyond any run, exact as a double for JSON readers
+/// of the results (Python, JavaScript), and leaving room to count a run's generations on top of it
+/// without overflow.
+pub const MAX_GENERATION_OFFSET: u64 = 1 << 53;
 
 /// The layout as recorded in the manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,10 +94,11 @@ impl Manifest {
         }
     }
 
-    /// Read `dir/manifest.json`; an error names the file and what is wrong with it.
+    /// Read `dir/manifest.json` and check everything later steps rely on (see
+    /// [`Manifest::validate`]); an error names the file and what is wrong with it.
     pub fn read(dir: &Path) -> Result<Self> {
         let path = dir.join(MANIFEST);
-        let text = fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let text = read_bounded(&path)?;
         let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             Error::Checkpoint(format!("{}: not valid JSON ({e}); is this a propulate-rs checkpoint?", path.display()))
         })?;
@@ -104,11 +115,82 @@ impl Manifest {
                 path.display()
             )));
         }
-        let manifest: Manifest = serde_json::from_value(value)
+        // Parsed again from the text (a few kilobytes) rather than from `value`, so that an error
+        // points at its line and column.
+        let manifest: Manifest = serde_json::from_str(&text)
             .map_err(|e| Error::Checkpoint(format!("{}: malformed manifest: {e}", path.display())))?;
-        // An edited or damaged layout is refused here, before anything divides by it.
-        manifest.layout().map_err(|e| Error::Checkpoint(format!("{}: invalid layout: {e}", path.display())))?;
+        // An edited or damaged manifest is refused here, before anything divides by its layout,
+        // allocates by its worker count or samples from its space.
+        manifest.validate().map_err(|e| Error::Checkpoint(format!("{}: {e}", path.display())))?;
         Ok(manifest)
+    }
+
+    /// Check what serde cannot: the format and version, a layout that adds up (and fits the journal
+    /// file names), a valid search space and run configuration, and a generation offset that leaves
+    /// room to count on. Returns the checked layout; the error says which field is wrong and how.
+    pub fn validate(&self) -> std::result::Result<Layout, String> {
+        if self.format != FORMAT {
+            return Err(format!("format is \"{}\", not \"{FORMAT}\"", self.format));
+        }
+        if self.version != VERSION {
+            return Err(format!("checkpoint format version {}, this build reads version {VERSION}", self.version));
+        }
+        let layout = self.checked_layout().map_err(|e| format!("invalid layout: {e}"))?;
+        self.space.validate().map_err(|e| format!("space: {e}"))?;
+        self.config.validate().map_err(|e| format!("config: {e}"))?;
+        if self.generation_offset > MAX_GENERATION_OFFSET {
+            return Err(format!(
+                "generation_offset is {}, more than the largest accepted ({MAX_GENERATION_OFFSET}); \
+                 was the manifest edited?",
+                self.generation_offset
+            ));
+        }
+        Ok(layout)
+    }
+
+    /// The layout, each number checked by its field name before [`Layout::new`] checks the whole.
+    fn checked_layout(&self) -> std::result::Result<Layout, String> {
+        let l = &self.layout;
+        if l.ranks_per_worker == 0 {
+            return Err("layout.ranks_per_worker is 0, but ranks per worker must be at least 1".into());
+        }
+        if l.world_size == 0 || !l.world_size.is_multiple_of(l.ranks_per_worker) {
+            return Err(format!(
+                "layout.world_size {} is not a positive multiple of layout.ranks_per_worker {}",
+                l.world_size, l.ranks_per_worker
+            ));
+        }
+        let workers = l.world_size / l.ranks_per_worker;
+        if workers > MAX_WORKERS {
+            return Err(format!(
+                "{workers} workers (layout.world_size / layout.ranks_per_worker), but a checkpoint holds \
+                 at most {MAX_WORKERS} (worker-NNNNN journal names)"
+            ));
+        }
+        if l.island_sizes.is_empty() {
+            return Err("layout.island_sizes is empty; a run has at least one island".into());
+        }
+        if let Some(i) = l.island_sizes.iter().position(|&s| s == 0) {
+            return Err(format!("layout.island_sizes[{i}] is 0; every island has at least one worker"));
+        }
+        // Compared one by one so that a huge size cannot overflow the sum.
+        let mut sum = 0usize;
+        for &s in &l.island_sizes {
+            sum = sum.saturating_add(s);
+            if sum > workers {
+                break;
+            }
+        }
+        if sum != workers {
+            return Err(format!(
+                "layout.island_sizes add up to {}{sum} workers, but the layout has {workers} \
+                 (layout.world_size {} / layout.ranks_per_worker {})",
+                if sum > workers { "more than " } else { "" },
+                l.world_size,
+                l.ranks_per_worker
+            ));
+        }
+        self.layout().map_err(|e| e.to_string())
     }
 
     /// The checked layout the manifest records.
@@ -192,6 +274,29 @@ impl Manifest {
     }
 }
 
+/// The manifest's text, refused beyond [`MAX_MANIFEST_BYTES`] (the limit applies while reading, so
+/// a file that grows or a device that never ends cannot exhaust memory either).
+fn read_bounded(path: &Path) -> Result<String> {
+    let file = fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_MANIFEST_BYTES + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(Error::Checkpoint(format!(
+            "{}: larger than {} MiB; a propulate-rs manifest is a few kilobytes, so this is not one \
+             (or it is damaged)",
+            path.display(),
+            MAX_MANIFEST_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Error::Checkpoint(format!(
+            "{}: not valid JSON (not UTF-8 at byte {}); is this a propulate-rs checkpoint?",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 fn describe_space(s: &SearchSpace) -> String {
     let names: Vec<String> = s
         .params()
@@ -199,4 +304,85 @@ fn describe_space(s: &SearchSpace) -> String {
         .map(|p| format!("{} {}", p.name, serde_json::to_string(&p.domain).unwrap_or_default()))
         .collect();
     format!("[{}]", names.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use propulate_core::IslandSpec;
+    use serde_json::{Value as Json, json};
+
+    /// A valid manifest as JSON, edited by `edit`, written and read back; the error message.
+    fn read_edited(edit: impl FnOnce(&mut Json)) -> String {
+        let space = SearchSpace::builder().float("x", 0.0, 1.0).categorical("act", &["relu"]).build().unwrap();
+        let layout = Layout::new(4, 1, &IslandSpec::Count(2)).unwrap();
+        let m = Manifest::new(&RunConfig::default(), &space, &layout, Default::default());
+        let mut json = serde_json::to_value(&m).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        m.write(dir.path()).unwrap();
+        Manifest::read(dir.path()).expect("the unedited manifest reads");
+        edit(&mut json);
+        fs::write(dir.path().join(MANIFEST), serde_json::to_vec(&json).unwrap()).unwrap();
+        let e = Manifest::read(dir.path()).expect_err("the edited manifest should be refused").to_string();
+        assert!(e.contains(&dir.path().join(MANIFEST).display().to_string()), "no file name in: {e}");
+        e
+    }
+
+    fn refused(edit: impl FnOnce(&mut Json), expected: &[&str]) {
+        let e = read_edited(edit);
+        for part in expected {
+            assert!(e.contains(part), "'{part}' missing in: {e}");
+        }
+    }
+
+    #[test]
+    fn a_bad_layout_is_refused_by_field() {
+        refused(|j| j["layout"]["ranks_per_worker"] = json!(0), &["invalid layout", "ranks_per_worker is 0"]);
+        refused(|j| j["layout"]["world_size"] = json!(0), &["layout.world_size 0"]);
+        refused(
+            |j| j["layout"]["ranks_per_worker"] = json!(3),
+            &["not a positive multiple of layout.ranks_per_worker 3"],
+        );
+        refused(|j| j["layout"]["island_sizes"] = json!([]), &["layout.island_sizes is empty"]);
+        refused(|j| j["layout"]["island_sizes"] = json!([4, 0]), &["layout.island_sizes[1] is 0"]);
+        refused(|j| j["layout"]["island_sizes"] = json!([1, 2]), &["add up to 3 workers", "has 4"]);
+        refused(
+            |j| j["layout"]["island_sizes"] = json!([u64::MAX, u64::MAX]),
+            &["add up to more than", "layout.world_size 4"],
+        );
+        refused(
+            |j| {
+                j["layout"]["world_size"] = json!(1u64 << 40);
+                j["layout"]["island_sizes"] = json!([1u64 << 40]);
+            },
+            &["1099511627776 workers", "at most 100000"],
+        );
+    }
+
+    #[test]
+    fn a_bad_space_config_or_offset_is_refused_by_field() {
+        refused(|j| j["space"]["params"] = json!([]), &["space:", "no parameters"]);
+        refused(|j| j["space"]["params"][0]["lo"] = json!(2.0), &["space:", "'x'", "below"]);
+        refused(|j| j["space"]["params"][1]["choices"] = json!([]), &["space:", "'act'", "choice"]);
+        refused(|j| j["space"]["params"][1]["name"] = json!("x"), &["space:", "'x' is defined twice"]);
+        refused(|j| j["config"]["generations"] = json!(0), &["config:", "generations"]);
+        refused(|j| j["config"]["migration_probability"] = json!(7.0), &["config:", "migration probability"]);
+        refused(|j| j["generation_offset"] = json!(u64::MAX), &["generation_offset is 18446744073709551615"]);
+        refused(|j| j["generation_offset"] = json!(-1), &["malformed manifest", "expected u64", "line 1"]);
+        refused(|j| j["version"] = json!(2), &["version 2"]);
+        refused(|j| j["format"] = json!("other"), &["not a propulate-rs checkpoint manifest"]);
+    }
+
+    #[test]
+    fn an_oversized_or_binary_manifest_is_refused_without_reading_it_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(MANIFEST);
+        let f = fs::File::create(&path).unwrap();
+        f.set_len(MAX_MANIFEST_BYTES + 1).unwrap(); // sparse: costs no disk
+        let e = Manifest::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("manifest.json") && e.contains("larger than 16 MiB"), "{e}");
+        fs::write(&path, b"{\"format\": \"\xff\xfe\"}").unwrap();
+        let e = Manifest::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("manifest.json") && e.contains("not UTF-8 at byte 12"), "{e}");
+    }
 }

@@ -10,11 +10,17 @@ mod lock;
 mod manifest;
 mod replay;
 mod reshape;
+mod validate;
 mod writer;
 
 pub use lock::{JournalLock, LockMode, lock_name, owner_name};
-pub use manifest::{CheckpointLayout, FORMAT, Manifest, VERSION};
-pub use replay::{Replay, WorkerJournal, inspect_checkpoint, island_population, read_checkpoint, read_worker_journal};
+pub use manifest::{
+    CheckpointLayout, FORMAT, MAX_GENERATION_OFFSET, MAX_MANIFEST_BYTES, MAX_WORKERS, Manifest, VERSION,
+};
+pub use replay::{
+    Replay, WorkerJournal, inspect_checkpoint, island_population, island_populations, read_checkpoint,
+    read_worker_journal,
+};
 pub use reshape::reshape;
 pub use writer::{FsyncPolicy, JournalWriter, ensure_unlocked};
 

@@ -8,6 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::manifest::MANIFEST;
+use super::validate::RecordRules;
 use super::{Bred, Deact, Eval, Event, Manifest, Migrants, parse_segment_name};
 use crate::error::{Error, Result};
 use propulate_core::individual::{Individual, IndividualId};
@@ -91,25 +92,32 @@ fn is_lock_name(name: &str) -> bool {
 /// write its journals among someone's data.
 pub fn read_checkpoint(dir: &Path) -> Result<Option<Replay>> {
     let Some((manifest, segments)) = classify(dir)? else { return Ok(None) };
-    let layout = manifest
-        .layout()
-        .map_err(|e| Error::Checkpoint(format!("{}: invalid layout: {e}", dir.join(MANIFEST).display())))?;
+    let layout = manifest_layout(dir, &manifest)?;
     let mut workers = vec![WorkerJournal::default(); layout.workers()];
     let mut warnings = Vec::new();
     for ((worker, _), path) in &segments {
-        let journal = workers.get_mut(*worker).ok_or_else(|| {
-            Error::Checkpoint(format!(
-                "{}: worker {worker} does not exist in the manifest's layout of {} workers",
-                path.display(),
-                layout.workers()
-            ))
-        })?;
-        read_segment(path, *worker, manifest.generation_offset, journal, &mut warnings)?;
+        let journal = workers.get_mut(*worker).ok_or_else(|| missing_worker(path, *worker, &layout))?;
+        let rules = RecordRules::new(&manifest.space, &layout, manifest.generation_offset, *worker);
+        read_segment(path, &rules, journal, &mut warnings)?;
     }
     for w in &mut workers {
         w.drop_finished_in_flight(manifest.generation_offset);
     }
     Ok(Some(Replay { manifest, layout, workers, warnings }))
+}
+
+/// The layout of a manifest that [`Manifest::read`] has checked (so this fails only for a manifest
+/// built in memory).
+fn manifest_layout(dir: &Path, manifest: &Manifest) -> Result<Layout> {
+    manifest.layout().map_err(|e| Error::Checkpoint(format!("{}: invalid layout: {e}", dir.join(MANIFEST).display())))
+}
+
+fn missing_worker(path: &Path, worker: usize, layout: &Layout) -> Error {
+    Error::Checkpoint(format!(
+        "{}: worker {worker} does not exist in the manifest's layout of {} workers",
+        path.display(),
+        layout.workers()
+    ))
 }
 
 /// The manifest of the checkpoint in `dir` after checking the directory's contents, without reading
@@ -162,25 +170,26 @@ pub fn read_worker_journal(dir: &Path, worker: usize) -> Result<(Manifest, Worke
     let Some((manifest, segments)) = classify(dir)? else {
         return Err(Error::Checkpoint(format!("{} holds no checkpoint", dir.display())));
     };
-    let offset = manifest.generation_offset;
+    let layout = manifest_layout(dir, &manifest)?;
+    if worker >= layout.workers() {
+        return Err(missing_worker(&dir.join(super::segment_name(worker, 0)), worker, &layout));
+    }
+    let rules = RecordRules::new(&manifest.space, &layout, manifest.generation_offset, worker);
     let mut journal = WorkerJournal::default();
     let mut warnings = Vec::new();
     for ((w, _), path) in &segments {
         if *w == worker {
-            read_segment(path, worker, offset, &mut journal, &mut warnings)?;
+            read_segment(path, &rules, &mut journal, &mut warnings)?;
         }
     }
-    journal.drop_finished_in_flight(offset);
+    journal.drop_finished_in_flight(manifest.generation_offset);
     Ok((manifest, journal, warnings))
 }
 
-fn read_segment(
-    path: &Path,
-    worker: usize,
-    generation_offset: u64,
-    j: &mut WorkerJournal,
-    warnings: &mut Vec<String>,
-) -> Result<()> {
+/// Read one segment into `j`: every record parsed, checked against `rules` and, for evaluations,
+/// against the worker's generation sequence.
+fn read_segment(path: &Path, rules: &RecordRules<'_>, j: &mut WorkerJournal, warnings: &mut Vec<String>) -> Result<()> {
+    let (worker, generation_offset) = (rules.worker, rules.generation_offset);
     let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
     let mut offset = 0usize;
     let corrupt = |offset: usize, what: String| {
@@ -197,6 +206,7 @@ fn read_segment(
         };
         let line = &bytes[offset..offset + len];
         let event = parse_event(line).map_err(|e| corrupt(offset, e.to_string()))?;
+        rules.check(&event).map_err(|e| corrupt(offset, e))?;
         match event {
             Event::Bred(Bred { id, .. }) => j.in_flight.push(id),
             Event::Eval(Eval { ind }) => {
@@ -272,6 +282,37 @@ pub fn island_population(replay: &Replay, island: usize) -> Population {
         }
     }
     pop
+}
+
+/// [`island_population`] of every island, in island order, from one pass over the journals: the
+/// cost grows with the journals, not with islands times workers (a report of a run with many
+/// islands would otherwise re-scan every worker's migrants once per island).
+pub fn island_populations(replay: &Replay) -> Vec<Population> {
+    let layout = &replay.layout;
+    let mut pops = vec![Population::new(); layout.islands()];
+    for (w, j) in replay.workers.iter().enumerate() {
+        let pop = &mut pops[layout.island_of_worker(w)];
+        for ind in &j.evaluated {
+            pop.insert(ind.clone());
+        }
+    }
+    for j in &replay.workers {
+        for (to, inds) in j.emigrations.iter().chain(&j.seeds) {
+            // Journals read from disk name existing islands only; a hand-built replay may not.
+            if let Some(pop) = pops.get_mut(*to as usize) {
+                for ind in inds {
+                    pop.insert(ind.clone());
+                }
+            }
+        }
+    }
+    for (w, j) in replay.workers.iter().enumerate() {
+        let pop = &mut pops[layout.island_of_worker(w)];
+        for (id, steps) in &j.deactivations {
+            pop.deactivate(*id, *steps);
+        }
+    }
+    pops
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{Event, JournalWriter, Manifest, Migrants, island_population, read_checkpoint};
+use super::{Event, JournalWriter, Manifest, Migrants, island_populations, read_checkpoint};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use propulate_core::individual::Individual;
@@ -43,9 +43,8 @@ pub fn reshape(
             problems.join("; ")
         )));
     }
-    let mut merged: Vec<Individual> = (0..old.layout.islands())
-        .flat_map(|i| island_population(&old, i).iter_best().cloned().collect::<Vec<_>>())
-        .collect();
+    let mut merged: Vec<Individual> =
+        island_populations(&old).iter().flat_map(|pop| pop.iter_best().cloned().collect::<Vec<_>>()).collect();
     merged.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
     merged.dedup_by_key(|i| i.id); // pollination copies
     let offset = old

@@ -119,7 +119,8 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             self.observers.emit(&Event::Resumed { evaluations: self.resumed });
         }
         let first = self.generation_offset + self.evaluated.len() as u64;
-        for generation in first..self.generation_offset + self.run.cfg.generations {
+        // The offset comes from the manifest (bounded there) and the generations from the user.
+        for generation in first..self.generation_offset.saturating_add(self.run.cfg.generations) {
             self.generation(generation, roots, reborrow(&mut worker_comm), loss)?;
         }
         drain_to_quiescence(roots, &mut self)?;
@@ -206,7 +207,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
     fn status(&self) -> WorkerStatus {
         WorkerStatus {
             generation: self.generation_offset + self.evaluated.len() as u64,
-            last_generation: self.generation_offset + self.run.cfg.generations,
+            last_generation: self.generation_offset.saturating_add(self.run.cfg.generations),
             evaluations: self.evaluated.len() as u64,
             resumed: self.resumed,
             failed: self.failed,
