@@ -455,3 +455,36 @@ fn a_resume_refuses_a_journal_that_another_process_still_writes() {
     cmd.arg(bin()).args(run_args(&dir, &["--generations", "30"]));
     assert!(run_with_timeout(cmd, Duration::from_secs(60)).status.success());
 }
+
+/// Where `flock` cannot be trusted or is refused (`PROPULATE_JOURNAL_LOCK=file`), each journal is
+/// guarded by an owner file: present while the job runs, gone after it, refusing a second job while
+/// its heartbeat is fresh.
+#[test]
+fn owner_file_locks_guard_journals_where_flock_is_not_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ck");
+    let job = |generations: &str| {
+        let mut cmd = mpirun(4);
+        cmd.env("PROPULATE_JOURNAL_LOCK", "file").arg(bin()).args(run_args(&dir, &["--generations", generations]));
+        run_with_timeout(cmd, Duration::from_secs(60))
+    };
+    assert!(job("20").status.success());
+    let owners = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".owner"))
+            .count()
+    };
+    assert_eq!(owners(&dir), 0, "a finished job leaves no owner file");
+    // A live job elsewhere holds worker 1's journal (fresh heartbeat).
+    std::fs::write(dir.join("worker-00001.owner"), "host elsewhere pid 4242\n").unwrap();
+    let out = job("30");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("worker 1's journal is still being written by host elsewhere pid 4242"), "{stderr}");
+    std::fs::remove_file(dir.join("worker-00001.owner")).unwrap();
+    let out = job("30");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("80 from the checkpoint"));
+    assert_eq!(owners(&dir), 0);
+}

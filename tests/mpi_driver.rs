@@ -71,11 +71,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// test run in nine; over 15 seeds about one in 200 (binomial tail).
 const SEEDS: u64 = 15;
 
-/// Median over `SEEDS` seeds of the best of `budget` uniform samples.
-fn random_search_median(name: &str, budget: usize) -> f64 {
+/// Median over `seeds` seeds of the best of `budget` uniform samples.
+fn random_search_median(name: &str, budget: usize, seeds: u64) -> f64 {
     let b = benchmark(name).unwrap();
     median(
-        (0..SEEDS)
+        (0..seeds)
             .map(|seed| {
                 let mut rng = worker_rng(1000 + seed, 0);
                 (0..budget)
@@ -89,13 +89,35 @@ fn random_search_median(name: &str, budget: usize) -> f64 {
     )
 }
 
+/// The paper's functions of 20 and 30 dimensions, where uniform sampling is hopeless.
+const HIGH_DIMENSIONAL: [&str; 4] = ["quartic", "rastrigin", "bisphere", "birastrigin"];
+
+/// In 20 and 30 dimensions the optimizer must beat random search given 100 times its budget (8 x
+/// 256 evaluations against 204,800 samples). Measured (seeds 0-2 against the median of 15 random
+/// searches of 204,800): quartic 0.005-0.020 vs 30.9, rastrigin 33-70 vs 177, bisphere 37-42 vs
+/// 105, birastrigin 104-134 vs 341, and every run below the best of the 15 random searches; so one
+/// seed against the median of 3 decides, with an error too small to measure.
 #[test]
-fn paper_functions_beat_random_search_with_the_same_budget() {
+fn in_20_and_30_dimensions_the_optimizer_beats_random_search_with_100_times_its_budget() {
+    for name in HIGH_DIMENSIONAL {
+        let random = random_search_median(name, 100 * 8 * 256, 3);
+        let dir = tmp();
+        let args = ["--islands", "2", "--generations", "256", "--function", name, "--seed", "0"];
+        let (best, _) = propulate(Transport::Mpi, 8, &args, dir.path());
+        check_run(&best, dir.path(), 8, 256);
+        let loss = f64_of(&best, "loss");
+        assert!(loss < random, "{name}: best loss {loss} is not below 100x-budget random search's median {random}");
+    }
+}
+
+#[test]
+fn paper_functions_of_2_to_10_dimensions_beat_random_search_with_the_same_budget() {
     // The median of SEEDS runs is below `random` exactly when a majority of runs is, so the seeds run
     // in order and stop as soon as either side has a majority: the same verdict as running them all.
+    // The high-dimensional ones face a far stronger baseline in the test above.
     let majority = SEEDS / 2 + 1;
-    for name in PAPER_NAMES {
-        let random = random_search_median(name, 8 * 256);
+    for name in PAPER_NAMES.into_iter().filter(|n| !HIGH_DIMENSIONAL.contains(n)) {
+        let random = random_search_median(name, 8 * 256, SEEDS);
         let (mut below, mut losses) = (0, Vec::new());
         for seed in 0..SEEDS {
             if below == majority || losses.len() as u64 - below == majority {

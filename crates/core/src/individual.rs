@@ -42,7 +42,10 @@ pub struct Individual {
     pub responsible_worker: u32,
     /// How many times it (or the copy of it) has moved between islands.
     pub migration_steps: u32,
-    /// Islands it has been on, oldest first.
+    /// Islands it has been on, oldest first: the island it was born on, then at most the last
+    /// [`HISTORY_KEPT`]` - 1` it moved to (`migration_steps` counts every move). An island's best
+    /// individual can move thousands of times in a long run; a whole history in every migrant and
+    /// journal record made both grow with the run.
     pub history: Vec<u32>,
     /// Wall-clock start of its evaluation, microseconds since the Unix epoch.
     pub start_us: i64,
@@ -71,6 +74,15 @@ impl Individual {
         }
     }
 
+    /// Record a move to `island`: append it to the history, dropping the oldest move beyond
+    /// [`HISTORY_KEPT`] entries (the birth island stays first).
+    pub fn record_move(&mut self, island: u32) {
+        self.history.push(island);
+        if self.history.len() > HISTORY_KEPT {
+            self.history.remove(1);
+        }
+    }
+
     /// A child derived from `self`: same values, loss and history reset.
     pub fn child(&self) -> Self {
         Individual::new(self.values.clone())
@@ -86,6 +98,9 @@ impl Individual {
         chrono::DateTime::from_timestamp_micros(self.start_us).unwrap_or_default()
     }
 }
+
+/// The most islands an individual's history holds.
+pub const HISTORY_KEPT: usize = 32;
 
 /// Named read access to an individual's values: what a loss closure receives.
 #[derive(Debug, Clone, Copy)]
@@ -154,5 +169,23 @@ mod inf_as_null {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_keeps_the_birth_island_and_the_latest_moves() {
+        let mut ind = Individual::new(vec![Value::Float(0.0)]);
+        ind.history = vec![7];
+        for hop in 0..1000u32 {
+            ind.record_move(hop % 3);
+        }
+        assert_eq!(ind.history.len(), HISTORY_KEPT);
+        assert_eq!(ind.history[0], 7, "the birth island stays first");
+        let latest: Vec<u32> = (1000 - (HISTORY_KEPT as u32 - 1)..1000).map(|h| h % 3).collect();
+        assert_eq!(&ind.history[1..], &latest[..]);
     }
 }

@@ -40,11 +40,7 @@ struct Share {
 /// What `journal` (of a worker on island `home`) contributes to `island`: on its own island its
 /// evaluations and the deactivations it initiated; on any island the individuals it sent or seeded
 /// there.
-fn contribution<'j>(
-    journal: &'j WorkerJournal,
-    home: usize,
-    island: usize,
-) -> (Vec<&'j Individual>, &'j [(IndividualId, u32)]) {
+fn contribution(journal: &WorkerJournal, home: usize, island: usize) -> (Vec<&Individual>, &[(IndividualId, u32)]) {
     let arrivals = journal.emigrations.iter().chain(&journal.seeds).filter(|(to, _)| *to as usize == island);
     let mut inds: Vec<&Individual> = arrivals.flat_map(|(_, inds)| inds).collect();
     if island == home {

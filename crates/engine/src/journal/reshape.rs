@@ -61,7 +61,7 @@ pub fn reshape(
         let island = k % islands;
         ind.responsible_worker = ((k / islands) % layout.island_sizes()[island]) as u32;
         ind.migration_steps += 1;
-        ind.history.push(island as u32);
+        ind.record_move(island as u32);
         shares[island].push(ind);
     }
     // Build the new checkpoint beside its final place and move it there in one rename, so that a

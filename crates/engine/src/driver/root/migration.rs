@@ -101,7 +101,7 @@ impl RootWorker<'_, '_> {
             .map(|mut i| {
                 i.migration_steps += 1;
                 i.responsible_worker = responsible_worker_for(&i, target, layout, offset);
-                i.history.push(target as u32);
+                i.record_move(target as u32);
                 i
             })
             .collect();
