@@ -68,15 +68,6 @@ fn encode_chunks(inds: &[&Individual], deacts: &[(IndividualId, u32)]) -> Vec<Ve
     out
 }
 
-fn apply(population: &mut Population, inds: impl IntoIterator<Item = Individual>, deacts: &[(IndividualId, u32)]) {
-    for ind in inds {
-        population.insert(ind);
-    }
-    for &(id, steps) in deacts {
-        population.deactivate(id, steps);
-    }
-}
-
 /// Rebuild this root's island from every root's journal (collective over the roots' communicator).
 /// Every message addressed to this root is received even when one fails to decode, so that an
 /// error leaves nothing in flight; the first error is returned.
@@ -101,18 +92,20 @@ pub(crate) fn rebuild(
         }
     }
     drop(encoded);
-    let mut population = Population::new();
-    {
-        let (inds, deacts) = contribution(&journal, home, home);
-        apply(&mut population, inds.into_iter().cloned(), deacts);
-    }
+    // Everything for the island is gathered first and indexed in one pass (Population::from_events).
+    let (own, own_deacts) = contribution(&journal, home, home);
+    let mut arrivals: Vec<Individual> = own.into_iter().cloned().collect();
+    let mut deactivations = own_deacts.to_vec();
     let mut first_error: Option<Error> = None;
     for peer in (0..roots.size()).filter(|&w| w != me) {
         let chunks: u64 = decode(&roots.recv(peer, TAG_RESUME)?, peer)?;
         for _ in 0..chunks {
             let bytes = roots.recv(peer, TAG_RESUME)?;
             match decode::<Share>(&bytes, peer) {
-                Ok(Share { inds, deacts }) => apply(&mut population, inds, &deacts),
+                Ok(Share { inds, deacts }) => {
+                    arrivals.extend(inds);
+                    deactivations.extend(deacts);
+                }
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -122,7 +115,9 @@ pub(crate) fn rebuild(
     roots.wait_sends()?;
     match first_error {
         Some(e) => Err(e),
-        None => Ok(Resumed { generation_offset, journal, population }),
+        None => {
+            Ok(Resumed { generation_offset, journal, population: Population::from_events(arrivals, &deactivations) })
+        }
     }
 }
 

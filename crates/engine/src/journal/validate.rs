@@ -60,7 +60,7 @@ impl<'a> RecordRules<'a> {
     }
 
     /// A `bred` record is this worker's own child of this run.
-    fn bred_here(&self, id: &IndividualId) -> Result<(), String> {
+    pub(super) fn bred_here(&self, id: &IndividualId) -> Result<(), String> {
         if id.worker as usize != self.worker || id.island as usize != self.island {
             return Err(format!(
                 "bred {id} in the journal of worker {} on island {}; a worker journals only its own children",
