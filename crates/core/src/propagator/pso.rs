@@ -1,12 +1,16 @@
 //! Particle swarm optimisation: each worker is one particle, moved towards its own best point and
 //! the island's best point.
 //!
-//! The propagator keeps no state. On every call it rebuilds the particle from the population the
-//! breeding worker knows: the particle's position is the worker's newest individual (highest
+//! The propagator keeps no state, so one instance serves every worker and a resumed run needs
+//! nothing but its population. On every call it rebuilds the particle from the active individuals
+//! the breeding worker knows: the particle's position is the worker's newest individual (highest
 //! generation), its velocity the step from the worker's previous individual to that one (zero if
-//! there is only one), its personal best the worker's lowest-loss individual, and the global best
-//! the pool's lowest-loss individual. A worker with no individual in the pool yet (or whose
-//! individuals all emigrated) starts anywhere: a uniformly random point.
+//! there is only one), its personal best the worker's lowest-loss individual (ties: the oldest),
+//! and the global best the pool's lowest-loss individual. Individuals that emigrated are no longer
+//! in the pool, so the particle continues from the newest two that are. A worker with no
+//! individual in the pool yet (or whose individuals all emigrated) starts anywhere: a uniformly
+//! random point, so no `Conditional` with an initialiser is needed. Finding the worker's
+//! individuals costs one pass over the pool ([`Pool::of_worker`]).
 //!
 //! The update works in normalized coordinates: every float parameter is mapped to `[0, 1]` (in
 //! `ln` space for log-scale floats), every int parameter to `[0, 1]` over its inclusive range.
@@ -31,8 +35,8 @@
 //! with the world rank, issue #82); the random factors are drawn per dimension (the reference draws
 //! one per term); the child always lies in the space (the reference neither reflects nor clips);
 //! the velocity is derived from the last two positions instead of being stored in the individual;
-//! a worker without a particle yet gets a random point, so no `Conditional` with an initialiser is
-//! needed (the reference's `max` of an empty list raises).
+//! a worker without a particle yet gets a random point (the reference's `max` of an empty list
+//! raises without its `InitUniformPSO`).
 
 use rand::RngExt;
 use serde::{Deserialize, Serialize};

@@ -176,7 +176,7 @@ fn the_particle_is_rebuilt_from_the_workers_own_individuals() {
     let mut pool =
         vec![at(0.6, 1, 1, 2.0), at(0.9, 2, 0, 1.0), at(0.5, 1, 2, 3.0), at(0.2, 1, 0, 4.0), at(0.1, 0, 7, 9.0)];
     for pso in all_variants(&space) {
-        let mut rng = worker_rng(11, 3);
+        let rng = worker_rng(11, 3);
         let mut draws = rng.clone();
         let (r1, r2) = (draws.random::<f64>(), draws.random::<f64>());
         let expected = pso.step(&[0.5], &[0.5 - 0.6], &[0.6], &[0.9], &[r1], &[r2]);
@@ -186,7 +186,6 @@ fn the_particle_is_rebuilt_from_the_workers_own_individuals() {
             let Value::Float(x) = child.values[0] else { panic!() };
             assert!((x / 10.0 - expected[0]).abs() < 1e-12, "{:?}: {x} vs {expected:?}", pso.variant());
         }
-        let _ = rng.random::<f64>();
     }
 }
 
