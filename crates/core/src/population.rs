@@ -271,6 +271,17 @@ impl Population {
         self.iter_best().take(k).cloned().collect()
     }
 
+    /// The active individuals bred by worker `worker` (global index), best first. One pass over the
+    /// index of active identities, O(n) for n active individuals, but only the worker's own are
+    /// looked up and cloned; no per-worker index has to be kept up to date on every insert.
+    pub fn of_worker(&self, worker: u32) -> Vec<Individual> {
+        self.by_loss
+            .iter()
+            .filter(|(_, id)| id.worker == worker)
+            .map(|(_, id)| self.get(id).expect("indexed individual is stored").clone())
+            .collect()
+    }
+
     /// The `k` active individuals with the highest loss, worst first.
     pub fn worst(&self, k: usize) -> Vec<Individual> {
         self.iter_best().rev().take(k).cloned().collect()

@@ -1,8 +1,10 @@
 //! Combinators: chain propagators, pick one by population size, or apply one with a probability.
+//! Each passes the breeder on to its stages, so a particle swarm inside a combinator still knows
+//! which particle it moves.
 
 use rand::RngExt;
 
-use super::{Arity, Pool, Propagator, check_probability, take_parents};
+use super::{Arity, Breeder, Pool, Propagator, check_probability, take_parents};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
 use crate::rng::PropRng;
@@ -55,6 +57,19 @@ impl Propagator for Compose {
         }
         Ok(current)
     }
+    fn propagate_as(
+        &self,
+        breeder: Breeder,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        let mut current = self.stages[0].propagate_as(breeder, pool, space, rng)?;
+        for stage in &self.stages[1..] {
+            current = stage.propagate_as(breeder, &current, space, rng)?;
+        }
+        Ok(current)
+    }
 }
 
 /// `if_full` once the pool holds at least `pop_size` individuals, `otherwise` before.
@@ -96,6 +111,19 @@ impl Propagator for Conditional {
             self.otherwise.propagate(pool, space, rng)
         }
     }
+    fn propagate_as(
+        &self,
+        breeder: Breeder,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        if pool.size() >= self.pop_size {
+            self.if_full.propagate_as(breeder, pool, space, rng)
+        } else {
+            self.otherwise.propagate_as(breeder, pool, space, rng)
+        }
+    }
 }
 
 /// Applies `inner` with probability `probability`; otherwise passes the first parents through as
@@ -134,6 +162,19 @@ impl Propagator for Stochastic {
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         if rng.random_bool(self.probability) {
             self.inner.propagate(pool, space, rng)
+        } else {
+            Ok(take_parents(self.name(), pool, self.offspring())?.iter().map(Individual::child).collect())
+        }
+    }
+    fn propagate_as(
+        &self,
+        breeder: Breeder,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        if rng.random_bool(self.probability) {
+            self.inner.propagate_as(breeder, pool, space, rng)
         } else {
             Ok(take_parents(self.name(), pool, self.offspring())?.iter().map(Individual::child).collect())
         }

@@ -6,6 +6,7 @@ mod crossover;
 mod default;
 mod init;
 mod mutation;
+mod pso;
 mod selection;
 
 pub use combinators::{Compose, Conditional, Stochastic};
@@ -13,6 +14,7 @@ pub use crossover::{CrossoverMultiple, CrossoverSigmoid, CrossoverUniform};
 pub use default::{DefaultPropagatorConfig, default_propagator};
 pub use init::InitUniform;
 pub use mutation::{IntervalMutationNormal, PointMutation, RandomPointMutation};
+pub use pso::{Pso, PsoConfig, PsoVariant};
 pub use selection::{SelectMax, SelectMin, SelectUniform};
 
 pub use crate::error::{Error, Result};
@@ -43,6 +45,13 @@ pub trait Pool {
     fn sample(&self, k: usize, rng: &mut PropRng) -> Vec<Individual>;
     /// All individuals (used by stages whose input is small: the output of a previous stage).
     fn to_vec(&self) -> Vec<Individual>;
+    /// The individuals bred by worker `worker` (global index, as in [`IndividualId::worker`](crate::IndividualId)),
+    /// in no promised order. What a particle swarm needs: a particle is a worker, its trajectory is
+    /// what that worker bred. The default filters [`Pool::to_vec`], which clones every individual;
+    /// pools that can filter before cloning should.
+    fn of_worker(&self, worker: u32) -> Vec<Individual> {
+        self.to_vec().into_iter().filter(|i| i.id.worker == worker).collect()
+    }
 }
 
 impl Pool for Vec<Individual> {
@@ -68,6 +77,9 @@ impl Pool for Vec<Individual> {
     fn to_vec(&self) -> Vec<Individual> {
         self.clone()
     }
+    fn of_worker(&self, worker: u32) -> Vec<Individual> {
+        self.iter().filter(|i| i.id.worker == worker).cloned().collect()
+    }
 }
 
 impl Pool for Population {
@@ -86,6 +98,22 @@ impl Pool for Population {
     fn to_vec(&self) -> Vec<Individual> {
         self.iter_best().cloned().collect()
     }
+    /// [`Population::of_worker`]: O(n) in the active individuals, cloning only the worker's own.
+    fn of_worker(&self, worker: u32) -> Vec<Individual> {
+        Population::of_worker(self, worker)
+    }
+}
+
+/// Who is breeding: the worker and the generation its child will have. Most propagators do not
+/// care; a particle swarm does, because each worker is one particle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Breeder {
+    /// The island the worker belongs to.
+    pub island: u32,
+    /// The worker's global index (what its children carry in [`IndividualId::worker`](crate::IndividualId)).
+    pub worker: u32,
+    /// The generation the child will have.
+    pub generation: u64,
 }
 
 /// A breeding operator: parents in, offspring out.
@@ -98,6 +126,19 @@ pub trait Propagator: Send + Sync + std::fmt::Debug {
     fn offspring(&self) -> usize;
     /// Breed. Children come back with `loss = +inf`; their identity is set by the driver.
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>>;
+    /// Breed as `breeder`: what the driver calls. The default ignores who breeds and calls
+    /// [`Propagator::propagate`]; propagators whose offspring depend on the breeding worker (a
+    /// particle swarm) override it, and combinators pass the breeder on to their stages.
+    fn propagate_as(
+        &self,
+        breeder: Breeder,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        let _ = breeder;
+        self.propagate(pool, space, rng)
+    }
 }
 
 /// The parents a fixed-arity operator works on: the first `n` of the pool, or an error.

@@ -1,0 +1,306 @@
+//! Particle swarm optimisation: each worker is one particle, moved towards its own best point and
+//! the island's best point.
+//!
+//! The propagator keeps no state, so one instance serves every worker and a resumed run needs
+//! nothing but its population. On every call it rebuilds the particle from the active individuals
+//! the breeding worker knows: the particle's position is the worker's newest individual (highest
+//! generation), its velocity the step from the worker's previous individual to that one (zero if
+//! there is only one), its personal best the worker's lowest-loss individual (ties: the oldest),
+//! and the global best the pool's lowest-loss individual. Individuals that emigrated are no longer
+//! in the pool, so the particle continues from the newest two that are. A worker with no
+//! individual in the pool yet (or whose individuals all emigrated) starts anywhere: a uniformly
+//! random point, so no `Conditional` with an initialiser is needed. Finding the worker's
+//! individuals costs one pass over the pool ([`Pool::of_worker`]).
+//!
+//! The update works in normalized coordinates: every float parameter is mapped to `[0, 1]` (in
+//! `ln` space for log-scale floats), every int parameter to `[0, 1]` over its inclusive range.
+//! With random factors `r1`, `r2` drawn uniformly from `[0, 1)` for every dimension (in that
+//! order, dimension by dimension):
+//!
+//! - [`PsoVariant::Basic`]: `v' = w v + c1 r1 (p - x) + c2 r2 (g - x)`;
+//! - [`PsoVariant::VelocityClamping`]: the same, then each component of `v'` clipped to
+//!   `±v_limit` (a fraction of the parameter's range);
+//! - [`PsoVariant::Constriction`]: `v' = chi (v + c1 r1 (p - x) + c2 r2 (g - x))` with Clerc's
+//!   `chi = 2 / (phi - 2 + sqrt(phi² - 4 phi))`, `phi = c1 + c2 > 4` (the inertia is unused);
+//! - [`PsoVariant::Canonical`]: constriction, then `v'` clipped to `±1` (the whole range).
+//!
+//! The new position `x + v'` is reflected at the box edges (`-u` below 0, `2 - u` above 1), then
+//! clipped to `[0, 1]` for steps longer than the box. Mapping back, floats are clipped to their
+//! bounds (rounding), ints are rounded to the nearest integer (ties away from zero) and clipped.
+//! Categorical parameters have no order for a velocity to follow: a space with one is refused with
+//! an error that names the parameter.
+//!
+//! Differences from the reference (`propulate/propagators/pso.py`): the particle is found by the
+//! worker's global index, so it works with several islands (the reference compares the island rank
+//! with the world rank, issue #82); the random factors are drawn per dimension (the reference draws
+//! one per term); the child always lies in the space (the reference neither reflects nor clips);
+//! the velocity is derived from the last two positions instead of being stored in the individual;
+//! a worker without a particle yet gets a random point (the reference's `max` of an empty list
+//! raises without its `InitUniformPSO`).
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use super::{Arity, Breeder, Pool, Propagator};
+use crate::error::{Error, Result};
+use crate::individual::Individual;
+use crate::rng::PropRng;
+use crate::space::{Domain, SearchSpace, Value};
+
+/// Which velocity update a [`Pso`] applies (see the module documentation for the formulas).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PsoVariant {
+    /// Inertia, cognitive and social terms.
+    Basic,
+    /// Basic, with each velocity component clipped to `±v_limit` of its parameter's range.
+    VelocityClamping,
+    /// Clerc and Kennedy's constriction factor instead of an inertia weight.
+    Constriction,
+    /// Constriction with velocities clipped to the whole range.
+    Canonical,
+}
+
+/// The coefficients of a [`Pso`]. Which ones a variant reads is said on each field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PsoConfig {
+    /// Inertia weight `w` on the previous velocity (basic and velocity clamping).
+    pub inertia: f64,
+    /// Cognitive coefficient `c1`: pull towards the particle's own best.
+    pub c_cognitive: f64,
+    /// Social coefficient `c2`: pull towards the island's best.
+    pub c_social: f64,
+    /// Largest velocity component as a fraction of the parameter's range (velocity clamping only;
+    /// the canonical variant always uses 1).
+    pub v_limit: f64,
+}
+
+impl PsoConfig {
+    /// The reference's defaults for the basic and velocity-clamping variants: `w = 0.729`,
+    /// `c1 = c2 = 1.49445`, `v_limit = 0.6`.
+    pub fn basic() -> Self {
+        PsoConfig { inertia: 0.729, c_cognitive: 1.49445, c_social: 1.49445, v_limit: 0.6 }
+    }
+
+    /// The reference's defaults for the constriction and canonical variants: `c1 = c2 = 2.05`
+    /// (`phi = 4.1`, `chi ≈ 0.7298`); `inertia` and `v_limit` are not read by these variants.
+    pub fn constriction() -> Self {
+        PsoConfig { c_cognitive: 2.05, c_social: 2.05, ..PsoConfig::basic() }
+    }
+}
+
+impl Default for PsoConfig {
+    /// [`PsoConfig::basic`].
+    fn default() -> Self {
+        PsoConfig::basic()
+    }
+}
+
+/// A particle swarm propagator: one child per call, the next position of the breeding worker's
+/// particle. It must be called through [`Propagator::propagate_as`], which says who breeds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pso {
+    variant: PsoVariant,
+    /// Factor on the previous velocity: `w` (basic, clamping) or 1 (constriction, canonical).
+    inertia: f64,
+    /// Factor on the whole new velocity: 1 (basic, clamping) or Clerc's `chi`.
+    constriction: f64,
+    c_cognitive: f64,
+    c_social: f64,
+    /// Largest velocity component in normalized coordinates; infinite where there is none.
+    v_limit: f64,
+}
+
+impl Pso {
+    /// A swarm of `variant` with coefficients `config` over `space`. Errors on a categorical
+    /// parameter (named), on negative or non-finite coefficients, on `v_limit <= 0` for velocity
+    /// clamping, and on `c1 + c2 <= 4` for the constriction variants.
+    pub fn new(space: &SearchSpace, variant: PsoVariant, config: &PsoConfig) -> Result<Self> {
+        check_space(space)?;
+        let bad = |msg: String| Err(Error::InvalidPropagator(format!("PSO ({variant:?}): {msg}")));
+        let PsoConfig { inertia, c_cognitive, c_social, v_limit } = *config;
+        for (what, c) in [("inertia", inertia), ("c_cognitive", c_cognitive), ("c_social", c_social)] {
+            if !(c.is_finite() && c >= 0.0) {
+                return bad(format!("{what} must be finite and >= 0, got {c}"));
+            }
+        }
+        let constricted = |v_limit: f64| {
+            let phi = c_cognitive + c_social;
+            if phi <= 4.0 {
+                return bad(format!(
+                    "constriction needs c_cognitive + c_social > 4, got {c_cognitive} + {c_social} = {phi}"
+                ));
+            }
+            let chi = 2.0 / (phi - 2.0 + (phi * phi - 4.0 * phi).sqrt());
+            Ok(Pso { variant, inertia: 1.0, constriction: chi, c_cognitive, c_social, v_limit })
+        };
+        match variant {
+            PsoVariant::Basic => {
+                Ok(Pso { variant, inertia, constriction: 1.0, c_cognitive, c_social, v_limit: f64::INFINITY })
+            }
+            PsoVariant::VelocityClamping => {
+                if !(v_limit.is_finite() && v_limit > 0.0) {
+                    return bad(format!("v_limit must be a finite fraction of the range > 0, got {v_limit}"));
+                }
+                Ok(Pso { variant, inertia, constriction: 1.0, c_cognitive, c_social, v_limit })
+            }
+            PsoVariant::Constriction => constricted(f64::INFINITY),
+            PsoVariant::Canonical => constricted(1.0),
+        }
+    }
+
+    /// Basic PSO with `config`'s inertia and coefficients ([`PsoConfig::basic`] for the reference's).
+    pub fn basic(space: &SearchSpace, config: &PsoConfig) -> Result<Self> {
+        Pso::new(space, PsoVariant::Basic, config)
+    }
+
+    /// Velocity-clamping PSO with `config`'s inertia, coefficients and `v_limit`.
+    pub fn velocity_clamping(space: &SearchSpace, config: &PsoConfig) -> Result<Self> {
+        Pso::new(space, PsoVariant::VelocityClamping, config)
+    }
+
+    /// Constriction PSO with `config`'s coefficients ([`PsoConfig::constriction`] for the reference's).
+    pub fn constriction(space: &SearchSpace, config: &PsoConfig) -> Result<Self> {
+        Pso::new(space, PsoVariant::Constriction, config)
+    }
+
+    /// Canonical PSO: constriction with `c1 = c2 = 2.05` and velocities clipped to the whole range.
+    pub fn canonical(space: &SearchSpace) -> Result<Self> {
+        Pso::new(space, PsoVariant::Canonical, &PsoConfig::constriction())
+    }
+
+    /// The variant this swarm applies.
+    pub fn variant(&self) -> PsoVariant {
+        self.variant
+    }
+
+    /// Clerc's constriction factor `chi`, or 1 for the variants without one.
+    pub fn constriction_factor(&self) -> f64 {
+        self.constriction
+    }
+
+    /// One particle update in normalized coordinates, with the random factors given: position `x`,
+    /// velocity `v`, personal best `p`, global best `g`, and `r1`, `r2` per dimension. Returns the
+    /// new position, reflected and clipped into `[0, 1]`.
+    fn step(&self, x: &[f64], v: &[f64], p: &[f64], g: &[f64], r1: &[f64], r2: &[f64]) -> Vec<f64> {
+        (0..x.len())
+            .map(|d| {
+                let pull = self.c_cognitive * r1[d] * (p[d] - x[d]) + self.c_social * r2[d] * (g[d] - x[d]);
+                let v_new = (self.constriction * (self.inertia * v[d] + pull)).clamp(-self.v_limit, self.v_limit);
+                reflect(x[d] + v_new)
+            })
+            .collect()
+    }
+}
+
+impl Propagator for Pso {
+    fn name(&self) -> &'static str {
+        "PSO"
+    }
+    fn parents(&self) -> Arity {
+        Arity::Any
+    }
+    fn offspring(&self) -> usize {
+        1
+    }
+
+    /// Refused: a particle is a worker, so PSO needs to know who breeds.
+    fn propagate(&self, _: &dyn Pool, _: &SearchSpace, _: &mut PropRng) -> Result<Vec<Individual>> {
+        Err(Error::InvalidPropagator(
+            "PSO moves the breeding worker's particle and needs to know which worker breeds: call \
+             propagate_as with the breeder (the driver does)"
+                .into(),
+        ))
+    }
+
+    fn propagate_as(
+        &self,
+        breeder: Breeder,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        check_space(space)?;
+        let mut own = pool.of_worker(breeder.worker);
+        if own.is_empty() {
+            return Ok(vec![Individual::new(space.sample(rng))]);
+        }
+        // Sorting by identity makes the choices independent of the pool's order: newest first.
+        own.sort_by_key(|i| std::cmp::Reverse(i.id));
+        let personal_best =
+            own.iter().min_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id))).expect("not empty");
+        let global_best = pool.best(1).into_iter().next().unwrap_or_else(|| personal_best.clone());
+        let unit = |ind: &Individual| -> Result<Vec<f64>> {
+            space.check_values(&ind.values)?;
+            Ok(space.params().iter().zip(&ind.values).map(|(p, &v)| to_unit(&p.domain, v)).collect())
+        };
+        let x = unit(&own[0])?;
+        let v = match own.get(1) {
+            Some(previous) => x.iter().zip(unit(previous)?).map(|(a, b)| a - b).collect(),
+            None => vec![0.0; x.len()],
+        };
+        let (p, g) = (unit(personal_best)?, unit(&global_best)?);
+        let (mut r1, mut r2) = (Vec::with_capacity(x.len()), Vec::with_capacity(x.len()));
+        for _ in 0..x.len() {
+            r1.push(rng.random::<f64>());
+            r2.push(rng.random::<f64>());
+        }
+        let next = self.step(&x, &v, &p, &g, &r1, &r2);
+        let values = space.params().iter().zip(next).map(|(p, u)| from_unit(&p.domain, u)).collect();
+        Ok(vec![Individual::new(values)])
+    }
+}
+
+/// The error for a space PSO cannot search: the first categorical parameter, by name.
+fn check_space(space: &SearchSpace) -> Result<()> {
+    match space.params().iter().find(|p| matches!(p.domain, Domain::Categorical { .. })) {
+        Some(p) => Err(Error::InvalidPropagator(format!(
+            "PSO cannot search categorical parameter '{}': its choices have no order for a velocity to \
+             follow; use the default propagator, or make it an int parameter if its choices are ordered",
+            p.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A normalized coordinate back in the box: mirrored at the edge it crossed, then clipped for
+/// steps that also cross the other edge.
+fn reflect(u: f64) -> f64 {
+    let mirrored = if u < 0.0 {
+        -u
+    } else if u > 1.0 {
+        2.0 - u
+    } else {
+        u
+    };
+    mirrored.clamp(0.0, 1.0)
+}
+
+/// A value in `[0, 1]` over its domain: linear for floats and ints, in `ln` space for log-scale
+/// floats. Halves keep `hi - lo` finite when the bounds are near `±f64::MAX`.
+fn to_unit(domain: &Domain, value: Value) -> f64 {
+    let unit = |x: f64, lo: f64, hi: f64| ((x / 2.0 - lo / 2.0) / (hi / 2.0 - lo / 2.0)).clamp(0.0, 1.0);
+    match (domain, value) {
+        (Domain::Float { lo, hi, log: false }, Value::Float(x)) => unit(x, *lo, *hi),
+        (Domain::Float { lo, hi, log: true }, Value::Float(x)) => unit(x.max(*lo).ln(), lo.ln(), hi.ln()),
+        (Domain::Int { lo, hi }, Value::Int(x)) => unit(x as f64, *lo as f64, *hi as f64),
+        // Unreachable after `check_space` and `check_values`; the middle keeps the update finite.
+        _ => 0.5,
+    }
+}
+
+/// The value of a normalized coordinate `u` in `[0, 1]`: floats clipped to their bounds, ints
+/// rounded to the nearest integer and clipped.
+fn from_unit(domain: &Domain, u: f64) -> Value {
+    let lerp = |lo: f64, hi: f64| lo * (1.0 - u) + hi * u;
+    match domain {
+        Domain::Float { lo, hi, log: false } => Value::Float(lerp(*lo, *hi).clamp(*lo, *hi)),
+        Domain::Float { lo, hi, log: true } => Value::Float(lerp(lo.ln(), hi.ln()).exp().clamp(*lo, *hi)),
+        // `as` saturates, so the clamp also covers ranges near the ends of i64.
+        Domain::Int { lo, hi } => Value::Int((lerp(*lo as f64, *hi as f64).round() as i64).clamp(*lo, *hi)),
+        Domain::Categorical { .. } => unreachable!("PSO refuses categorical parameters when built"),
+    }
+}
+
+#[cfg(test)]
+mod tests;
