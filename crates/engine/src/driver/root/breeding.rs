@@ -3,6 +3,7 @@
 
 use propulate_core::error::Error as CoreError;
 use propulate_core::individual::{Individual, IndividualId};
+use propulate_core::propagator::Breeder;
 
 use super::RootWorker;
 use crate::error::Result;
@@ -10,7 +11,9 @@ use crate::error::Result;
 impl RootWorker<'_, '_> {
     pub(super) fn breed(&mut self, generation: u64) -> Result<Individual> {
         let space = self.run.space;
-        let mut children = self.propagator.propagate(&self.population, space, &mut self.rng)?;
+        // Propagators that keep per-worker state in the population (PSO's particles) learn who breeds.
+        let breeder = Breeder { island: self.island as u32, worker: self.worker as u32, generation };
+        let mut children = self.propagator.propagate_as(breeder, &self.population, space, &mut self.rng)?;
         if children.len() != 1 {
             return Err(CoreError::InvalidPropagator(format!(
                 "the driver needs a propagator with one offspring, {} yielded {}",
