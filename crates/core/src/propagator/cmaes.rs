@@ -217,7 +217,7 @@ impl State {
         let (values, basis) = symmetric_eigen(&self.cov, n);
         let largest = values.iter().copied().fold(f64::MIN, f64::max);
         let smallest = values.iter().copied().fold(f64::MAX, f64::min);
-        if !(largest > 0.0) || smallest <= largest * 1e-14 || self.sigma * largest.sqrt() < min_step {
+        if largest.is_nan() || largest <= 0.0 || smallest <= largest * 1e-14 || self.sigma * largest.sqrt() < min_step {
             return false;
         }
         self.scales = values.iter().map(|v| v.sqrt()).collect();
@@ -410,7 +410,7 @@ impl Propagator for Cmaes {
             ));
         }
         let values = match self.rebuild(pool) {
-            Some(state) => self.unit.from_unit(&state.sample(rng)),
+            Some(state) => self.unit.point_at(&state.sample(rng)),
             None => space.sample(rng),
         };
         Ok(vec![Individual::new(values)])

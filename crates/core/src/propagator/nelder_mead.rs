@@ -10,12 +10,16 @@
 //! |---|---|
 //! | fewer than `n + 1` individuals | a uniform random point |
 //! | `k = 0`, `z` is the new best | expansion: `c + gamma (z - c)` |
-//! | `k = 0`, `z` is the worst vertex | outside contraction: `c + rho (z - c)` |
+//! | `k = 0`, `z` is the worst vertex and as far from `c` as the others (a reflected point) | outside contraction: `c + rho (z - c)` |
 //! | `k = 0`, otherwise | reflection of the worst: `c + alpha (c - x_n)` |
-//! | `k = 1` | inside contraction: `c + rho (x_n - c)` |
+//! | `k = 1`, `z` is where an expansion of this simplex lands (a failed expansion) | reflection of the worst |
+//! | `k = 1`, `z` is where a contraction of this simplex lands (a failed contraction) | shrink, as below |
+//! | `k = 1`, otherwise (a failed reflection) | inside contraction: `c + rho (x_n - c)` |
 //! | `2 <= k <= n + 1` | shrink one random vertex `x_i` (`i >= 1`) toward the best: `x_0 + sigma (x_i - x_0)` |
 //! | `k > n + 1`, or the simplex has collapsed | a Gaussian around the best with standard deviation `restart_scale` |
 //!
+//! "Lands" means within `max(5 jitter, 0.05)` times the move's length: the call recognises which
+//! move produced `z` by recomputing the moves on the simplex as it is now, since nothing is stored.
 //! When `z` was the reflected point, these are the textbook moves: a new best is expanded along
 //! its own direction, a reflected point that is only better than the old worst is contracted on the
 //! outside, one that failed is contracted on the inside, and a failed contraction shrinks. A point
@@ -248,7 +252,7 @@ impl Propagator for NelderMead {
             let scale = self.config.jitter * length / n.sqrt();
             point.iter_mut().for_each(|x| *x += scale * standard_normal(rng));
         }
-        Ok(vec![Individual::new(self.unit.from_unit(&point))])
+        Ok(vec![Individual::new(self.unit.point_at(&point))])
     }
 }
 

@@ -76,7 +76,7 @@ impl UnitBox {
     }
 
     /// The point of the space at unit coordinates `u`, reflected and clipped into the box first.
-    pub(crate) fn from_unit(&self, u: &[f64]) -> Vec<Value> {
+    pub(crate) fn point_at(&self, u: &[f64]) -> Vec<Value> {
         self.axes
             .iter()
             .zip(u)
@@ -183,13 +183,13 @@ mod tests {
             let v = [Value::Int(n), Value::Float(1e-2)];
             let u = b.to_unit(&v);
             assert!((u[1] - 0.5).abs() < 1e-12);
-            let back = b.from_unit(&u);
+            let back = b.point_at(&u);
             assert_eq!(back[0], v[0]);
             assert!((back[1].as_f64() - 1e-2).abs() < 1e-15, "{back:?}");
         }
         // Five bins of width 0.2: 0.39 is in the second, 1.0 in the last.
-        assert_eq!(b.from_unit(&[0.39, 1.0])[0], Value::Int(-1));
-        assert_eq!(b.from_unit(&[1.0, 1.0]), vec![Value::Int(2), Value::Float(1.0)]);
+        assert_eq!(b.point_at(&[0.39, 1.0])[0], Value::Int(-1));
+        assert_eq!(b.point_at(&[1.0, 1.0]), vec![Value::Int(2), Value::Float(1.0)]);
     }
 
     #[test]
