@@ -1,19 +1,24 @@
 //! Propagators: pure functions from parents to offspring, given the search space and a random stream.
 //! They do no I/O and know nothing of MPI; the driver owns time, messages and the population.
 
+mod cmaes;
 mod combinators;
 mod crossover;
 mod default;
 mod init;
 mod mutation;
+mod nelder_mead;
+mod normalized;
 mod pso;
 mod selection;
 
+pub use cmaes::{Cmaes, CmaesConfig, CovarianceUpdate, default_population_size};
 pub use combinators::{Compose, Conditional, Stochastic};
 pub use crossover::{CrossoverMultiple, CrossoverSigmoid, CrossoverUniform};
 pub use default::{DefaultPropagatorConfig, default_propagator};
 pub use init::InitUniform;
 pub use mutation::{IntervalMutationNormal, PointMutation, RandomPointMutation};
+pub use nelder_mead::{NelderMead, NelderMeadConfig};
 pub use pso::{Pso, PsoConfig, PsoVariant};
 pub use selection::{SelectMax, SelectMin, SelectUniform};
 
@@ -160,5 +165,7 @@ pub(crate) fn check_probability(what: &str, p: f64) -> Result<f64> {
     }
 }
 
+#[cfg(test)]
+mod model_tests;
 #[cfg(test)]
 mod property_tests;

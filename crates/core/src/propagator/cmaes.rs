@@ -1,0 +1,476 @@
+//! CMA-ES (covariance matrix adaptation evolution strategy) as a stateless propagator: every call
+//! rebuilds the strategy's state by replaying the island's history, then samples one child.
+//!
+//! **What a call does.** The pool's individuals are put in breeding order (evaluation start, then
+//! generation, worker, island) and mapped into the unit box (see `normalized.rs`: log floats in log
+//! space, ints in equal bins). Consecutive runs of `lambda` of them are treated as the generations
+//! of one CMA-ES: the oldest generation of the replay window initialises the mean (weighted mean of
+//! its best `mu`), the step size (RMS spread of the generation) and a diagonal covariance (its
+//! per-coordinate spread); every later generation updates the state with Hansen's standard rules
+//! (cumulative step-size adaptation, rank-one update through the evolution path, rank-`mu` update,
+//! and with [`CovarianceUpdate::Active`] negative weights for the worst `lambda - mu`). The child
+//! is drawn from `N(m, sigma^2 C)` through the eigendecomposition of `C` (cyclic Jacobi, in
+//! `normalized.rs`), reflected into the box and mapped back, ints to the nearest integer's bin.
+//!
+//! **Defaults** (the reference's): `lambda = 4 + floor(3 ln n)`, `mu = lambda / 2`, log-rank weights
+//! `ln((lambda + 1) / 2) - ln i` with the positive ones summing to 1, Hansen's learning rates.
+//!
+//! **Restarts.** When the step size collapses, i.e. `sigma * sqrt(largest eigenvalue of C)` (the
+//! widest standard deviation, as a fraction of the parameter's range) falls below
+//! [`CmaesConfig::min_step`], or the covariance becomes non-finite or worse conditioned than
+//! `1e14`, the state is dropped: the call returns a uniformly random point, and the replay
+//! re-initialises from the next complete generation (mostly such random points), so the restart
+//! is itself a deterministic function of the history that every worker reconstructs the same way.
+//! Until the pool holds one complete generation (`lambda` individuals) children are uniform.
+//!
+//! **How this differs from sequential CMA-ES.** Workers breed asynchronously, so a generation of
+//! the replay holds children sampled from states a little older than the one that updates with
+//! them. They are treated as injected solutions (Hansen 2011): each step `y = (x - m) / sigma` is
+//! shortened to a Mahalanobis norm of at most `sqrt(n) + 2n / (n + 2)` before it enters the update,
+//! which keeps stale or reflected points from inflating the step size. The state after the last
+//! complete generation is used, so the model moves every `lambda` evaluations, not every one. Only
+//! the last [`CmaesConfig::max_generations`] generations are replayed, which bounds the cost of a
+//! call (one `n x n` eigendecomposition per replayed generation) in long runs.
+//!
+//! **How this differs from the reference** (`propulate/propagators/cmaes.py`): the reference keeps
+//! one CMA state per worker in memory, so a worker's state is lost on resume and never sees what
+//! migration brings; here it is rebuilt from the island population every call. The reference
+//! updates from a pool of the best `pool_size * lambda` individuals of all time (best one, random
+//! others, worst ones), not from generations in breeding order; it starts from a uniform random
+//! mean with `sigma = 0.2 x` the widest range (here the spread of the first generation), caps the
+//! condition number at `1e5` (here `1e14`, as an ill-conditioned problem needs), does not keep
+//! children inside the bounds and searches floats only. Here children are reflected into bounds,
+//! ints are searched through their bins, and categoricals are refused by name.
+
+use serde::{Deserialize, Serialize};
+
+use super::normalized::{UnitBox, in_breeding_order, symmetric_eigen};
+use super::{Arity, Pool, Propagator};
+use crate::error::{Error, Result};
+use crate::individual::Individual;
+use crate::rng::PropRng;
+use crate::space::{SearchSpace, standard_normal};
+
+/// Which covariance update CMA-ES uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CovarianceUpdate {
+    /// Rank-one and rank-`mu` updates from the best `mu` of each generation (the reference's
+    /// `BasicCMA`).
+    Basic,
+    /// As `Basic`, plus negative weights that shrink the covariance along the worst `lambda - mu`
+    /// of each generation (the reference's `ActiveCMA`); usually faster on ill-conditioned problems.
+    #[default]
+    Active,
+}
+
+/// The knobs of [`Cmaes`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CmaesConfig {
+    /// Basic or active covariance update.
+    pub update: CovarianceUpdate,
+    /// The generation size `lambda`; `None` for the default `4 + floor(3 ln n)`.
+    pub population_size: Option<usize>,
+    /// How many generations of the history a call replays at most (bounds its cost).
+    pub max_generations: usize,
+    /// Restart when the widest standard deviation falls below this fraction of the ranges.
+    pub min_step: f64,
+}
+
+impl Default for CmaesConfig {
+    fn default() -> Self {
+        CmaesConfig { update: CovarianceUpdate::Active, population_size: None, max_generations: 200, min_step: 1e-8 }
+    }
+}
+
+/// The default generation size for `n` parameters: `4 + floor(3 ln n)`.
+pub fn default_population_size(n: usize) -> usize {
+    4 + (3.0 * (n.max(1) as f64).ln()).floor() as usize
+}
+
+/// The strategy constants, fixed by `n`, `lambda` and the update kind.
+#[derive(Debug, Clone)]
+struct Strategy {
+    n: usize,
+    lambda: usize,
+    mu: usize,
+    /// One weight per rank, best first: positive ones sum to 1, the rest are negative (active) or 0.
+    weights: Vec<f64>,
+    mueff: f64,
+    cc: f64,
+    cs: f64,
+    c1: f64,
+    cmu: f64,
+    ds: f64,
+    chi_n: f64,
+    /// The longest step an injected solution may take, in Mahalanobis norm.
+    max_step_norm: f64,
+}
+
+impl Strategy {
+    fn new(n: usize, lambda: usize, update: CovarianceUpdate) -> Self {
+        let nf = n as f64;
+        let mu = lambda / 2;
+        let raw: Vec<f64> = (1..=lambda).map(|i| ((lambda as f64 + 1.0) / 2.0).ln() - (i as f64).ln()).collect();
+        let pos_sum: f64 = raw[..mu].iter().sum();
+        let mueff = pos_sum.powi(2) / raw[..mu].iter().map(|w| w * w).sum::<f64>();
+        let cc = (4.0 + mueff / nf) / (nf + 4.0 + 2.0 * mueff / nf);
+        let cs = (mueff + 2.0) / (nf + mueff + 5.0);
+        let c1 = 2.0 / ((nf + 1.3).powi(2) + mueff);
+        let cmu = (1.0 - c1).min(2.0 * (mueff - 2.0 + 1.0 / mueff) / ((nf + 2.0).powi(2) + mueff));
+        let ds = 1.0 + 2.0 * (((mueff - 1.0) / (nf + 1.0)).sqrt() - 1.0).max(0.0) + cs;
+        let mut weights: Vec<f64> = raw.iter().map(|w| if *w > 0.0 { w / pos_sum } else { 0.0 }).collect();
+        let neg = &raw[mu..];
+        let neg_sum: f64 = neg.iter().map(|w| w.abs()).sum();
+        if update == CovarianceUpdate::Active && neg_sum > 0.0 {
+            // Hansen's tutorial: the negative weights sum to the smallest of three bounds, the last
+            // of which keeps the covariance positive definite.
+            let mueff_neg = neg_sum.powi(2) / neg.iter().map(|w| w * w).sum::<f64>();
+            let alpha_mu = 1.0 + c1 / cmu;
+            let alpha_mueff = 1.0 + 2.0 * mueff_neg / (mueff + 2.0);
+            let alpha_posdef = (1.0 - c1 - cmu) / (nf * cmu);
+            let total = alpha_mu.min(alpha_mueff).min(alpha_posdef);
+            for (w, r) in weights[mu..].iter_mut().zip(neg) {
+                if *r < 0.0 {
+                    *w = total * r / neg_sum;
+                }
+            }
+        }
+        let chi_n = nf.sqrt() * (1.0 - 1.0 / (4.0 * nf) + 1.0 / (21.0 * nf * nf));
+        let max_step_norm = nf.sqrt() + 2.0 * nf / (nf + 2.0);
+        Strategy { n, lambda, mu, weights, mueff, cc, cs, c1, cmu, ds, chi_n, max_step_norm }
+    }
+}
+
+/// One generation: unit-box points with their losses.
+type Generation<'a> = &'a [(Vec<f64>, f64)];
+
+/// The dynamic state of the strategy after some generations.
+#[derive(Debug, Clone)]
+struct State {
+    mean: Vec<f64>,
+    sigma: f64,
+    /// Row-major `n x n`.
+    cov: Vec<f64>,
+    ps: Vec<f64>,
+    pc: Vec<f64>,
+    generations: u32,
+    /// Square roots of the eigenvalues of `cov`.
+    scales: Vec<f64>,
+    /// Eigenvectors of `cov` as columns, row-major.
+    basis: Vec<f64>,
+}
+
+/// Ranks of a generation, best first; ties keep breeding order, so the result is deterministic.
+fn ranking(generation: Generation<'_>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..generation.len()).collect();
+    order.sort_by(|&a, &b| generation[a].1.total_cmp(&generation[b].1));
+    order
+}
+
+impl State {
+    /// The state a generation implies on its own, or `None` if it has no spread left.
+    fn from_generation(s: &Strategy, generation: Generation<'_>, min_step: f64) -> Option<State> {
+        let n = s.n;
+        let order = ranking(generation);
+        let mut mean = vec![0.0; n];
+        for (&i, w) in order.iter().zip(&s.weights[..s.mu]) {
+            for (m, x) in mean.iter_mut().zip(&generation[i].0) {
+                *m += w * x;
+            }
+        }
+        let count = generation.len() as f64;
+        let variances: Vec<f64> = (0..n)
+            .map(|j| {
+                let avg = generation.iter().map(|(x, _)| x[j]).sum::<f64>() / count;
+                generation.iter().map(|(x, _)| (x[j] - avg).powi(2)).sum::<f64>() / count
+            })
+            .collect();
+        let sigma = (variances.iter().sum::<f64>() / n as f64).sqrt();
+        if !(sigma.is_finite() && sigma >= min_step) {
+            return None;
+        }
+        let mut cov = vec![0.0; n * n];
+        for (j, v) in variances.iter().enumerate() {
+            // A coordinate the generation did not vary (ints stuck in one bin) keeps some width.
+            cov[j * n + j] = (v / (sigma * sigma)).max(1e-4);
+        }
+        let mut state = State {
+            mean,
+            sigma,
+            cov,
+            ps: vec![0.0; n],
+            pc: vec![0.0; n],
+            generations: 0,
+            scales: vec![],
+            basis: vec![],
+        };
+        state.decompose(min_step).then_some(state)
+    }
+
+    /// Refresh the eigendecomposition; false if the state has collapsed or broken down.
+    fn decompose(&mut self, min_step: f64) -> bool {
+        let n = self.mean.len();
+        if !self.cov.iter().all(|c| c.is_finite()) || !self.sigma.is_finite() {
+            return false;
+        }
+        let (values, basis) = symmetric_eigen(&self.cov, n);
+        let largest = values.iter().copied().fold(f64::MIN, f64::max);
+        let smallest = values.iter().copied().fold(f64::MAX, f64::min);
+        if largest.is_nan() || largest <= 0.0 || smallest <= largest * 1e-14 || self.sigma * largest.sqrt() < min_step {
+            return false;
+        }
+        self.scales = values.iter().map(|v| v.sqrt()).collect();
+        self.basis = basis;
+        true
+    }
+
+    /// `C^(-1/2) y = B D^(-1) B^T y`.
+    fn whiten(&self, y: &[f64]) -> Vec<f64> {
+        let n = y.len();
+        let coeffs: Vec<f64> =
+            (0..n).map(|k| (0..n).map(|i| self.basis[i * n + k] * y[i]).sum::<f64>() / self.scales[k]).collect();
+        (0..n).map(|i| (0..n).map(|k| self.basis[i * n + k] * coeffs[k]).sum()).collect()
+    }
+
+    /// One generation's update; false if the state collapsed (the caller restarts).
+    fn update(&mut self, s: &Strategy, generation: Generation<'_>, min_step: f64) -> bool {
+        let n = s.n;
+        // Steps from the current mean, shortened like injected solutions (see the module doc).
+        let mut steps = Vec::with_capacity(generation.len());
+        for (x, _) in generation {
+            let mut y: Vec<f64> = x.iter().zip(&self.mean).map(|(x, m)| (x - m) / self.sigma).collect();
+            let mut norm = norm2(&self.whiten(&y));
+            if norm > s.max_step_norm {
+                let shrink = s.max_step_norm / norm;
+                y.iter_mut().for_each(|v| *v *= shrink);
+                norm = s.max_step_norm;
+            }
+            steps.push((y, norm));
+        }
+        let order = ranking(generation);
+        let mut yw = vec![0.0; n];
+        for (&i, w) in order.iter().zip(&s.weights[..s.mu]) {
+            for (a, y) in yw.iter_mut().zip(&steps[i].0) {
+                *a += w * y;
+            }
+        }
+        for (m, y) in self.mean.iter_mut().zip(&yw) {
+            *m += self.sigma * y;
+        }
+        let ws = self.whiten(&yw);
+        let ps_gain = (s.cs * (2.0 - s.cs) * s.mueff).sqrt();
+        for (p, w) in self.ps.iter_mut().zip(&ws) {
+            *p = (1.0 - s.cs) * *p + ps_gain * w;
+        }
+        self.generations += 1;
+        let ps_norm = norm2(&self.ps);
+        let bias = (1.0 - (1.0 - s.cs).powi(2 * self.generations as i32)).sqrt();
+        // Stall the rank-one path while the step size is growing fast (Hansen's h_sigma).
+        let hs = ps_norm / bias < (1.4 + 2.0 / (n as f64 + 1.0)) * s.chi_n;
+        let pc_gain = if hs { (s.cc * (2.0 - s.cc) * s.mueff).sqrt() } else { 0.0 };
+        for (p, y) in self.pc.iter_mut().zip(&yw) {
+            *p = (1.0 - s.cc) * *p + pc_gain * y;
+        }
+        let delta = if hs { 0.0 } else { s.cc * (2.0 - s.cc) };
+        let weight_sum: f64 = s.weights.iter().sum();
+        let keep = 1.0 + s.c1 * delta - s.c1 - s.cmu * weight_sum;
+        for c in self.cov.iter_mut() {
+            *c *= keep;
+        }
+        for i in 0..n {
+            for j in 0..n {
+                self.cov[i * n + j] += s.c1 * self.pc[i] * self.pc[j];
+            }
+        }
+        for (&idx, &w) in order.iter().zip(&s.weights) {
+            if w == 0.0 {
+                continue;
+            }
+            let (y, norm) = &steps[idx];
+            // Negative weights act on steps rescaled to the typical length sqrt(n), so a far-off
+            // bad point cannot remove more variance than a near one (Hansen's tutorial).
+            let w = if w < 0.0 { w * n as f64 / norm.powi(2).max(1e-300) } else { w };
+            for i in 0..n {
+                for j in 0..n {
+                    self.cov[i * n + j] += s.cmu * w * y[i] * y[j];
+                }
+            }
+        }
+        // Rounding leaves the matrix slightly asymmetric; Jacobi assumes symmetry.
+        for i in 0..n {
+            for j in i + 1..n {
+                let avg = 0.5 * (self.cov[i * n + j] + self.cov[j * n + i]);
+                self.cov[i * n + j] = avg;
+                self.cov[j * n + i] = avg;
+            }
+        }
+        // A step size beyond the box width only reflects back and forth: cap it there.
+        self.sigma = (self.sigma * ((s.cs / s.ds) * (ps_norm / s.chi_n - 1.0)).exp()).min(1.0);
+        self.decompose(min_step)
+    }
+
+    /// A draw from `N(m, sigma^2 C)`, in unit-box coordinates (not yet reflected).
+    fn sample(&self, rng: &mut PropRng) -> Vec<f64> {
+        let n = self.mean.len();
+        let z: Vec<f64> = (0..n).map(|k| self.scales[k] * standard_normal(rng)).collect();
+        (0..n).map(|i| self.mean[i] + self.sigma * (0..n).map(|k| self.basis[i * n + k] * z[k]).sum::<f64>()).collect()
+    }
+}
+
+fn norm2(v: &[f64]) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// CMA-ES whose state every worker rebuilds from the island population (see the module doc).
+#[derive(Debug, Clone)]
+pub struct Cmaes {
+    space: SearchSpace,
+    unit: UnitBox,
+    strategy: Strategy,
+    config: CmaesConfig,
+}
+
+impl Cmaes {
+    /// CMA-ES for `space`. Refuses categorical parameters (naming the first), a generation size
+    /// below 2 and a non-positive `min_step`.
+    pub fn new(space: &SearchSpace, config: CmaesConfig) -> Result<Self> {
+        let unit = UnitBox::new(space, "CMA-ES")?;
+        let n = unit.dims();
+        let lambda = config.population_size.unwrap_or_else(|| default_population_size(n));
+        if lambda < 2 {
+            return Err(Error::InvalidPropagator(format!(
+                "CMA-ES needs a population size of at least 2 (mu = lambda / 2 parents), got {lambda}"
+            )));
+        }
+        if !(config.min_step.is_finite() && config.min_step > 0.0) {
+            return Err(Error::InvalidPropagator(format!(
+                "CMA-ES needs a positive finite min_step, got {}",
+                config.min_step
+            )));
+        }
+        if config.max_generations == 0 {
+            return Err(Error::InvalidPropagator("CMA-ES needs max_generations >= 1".into()));
+        }
+        let strategy = Strategy::new(n, lambda, config.update);
+        Ok(Cmaes { space: space.clone(), unit, strategy, config })
+    }
+
+    /// The generation size `lambda`.
+    pub fn population_size(&self) -> usize {
+        self.strategy.lambda
+    }
+
+    /// The number of positively weighted parents `mu`.
+    pub fn parents_per_generation(&self) -> usize {
+        self.strategy.mu
+    }
+
+    /// The recombination weights, best rank first: the first `mu` are positive and sum to 1; the
+    /// rest are negative with the active update, 0 with the basic one.
+    pub fn weights(&self) -> &[f64] {
+        &self.strategy.weights
+    }
+
+    /// The state after replaying the pool's complete generations, or `None` (no complete
+    /// generation yet, or collapsed in the last one).
+    fn rebuild(&self, pool: &dyn Pool) -> Option<State> {
+        let lambda = self.strategy.lambda;
+        let history = in_breeding_order(pool.to_vec());
+        let complete = history.len() / lambda;
+        let first = complete.saturating_sub(self.config.max_generations + 1);
+        let points: Vec<(Vec<f64>, f64)> =
+            history[first * lambda..complete * lambda].iter().map(|i| (self.unit.to_unit(&i.values), i.loss)).collect();
+        let min_step = self.config.min_step;
+        let mut state: Option<State> = None;
+        for generation in points.chunks_exact(lambda) {
+            state = match state {
+                None => State::from_generation(&self.strategy, generation, min_step),
+                Some(mut s) => s.update(&self.strategy, generation, min_step).then_some(s),
+            };
+        }
+        state
+    }
+}
+
+impl Propagator for Cmaes {
+    fn name(&self) -> &'static str {
+        "CMA-ES"
+    }
+    fn parents(&self) -> Arity {
+        Arity::Any
+    }
+    fn offspring(&self) -> usize {
+        1
+    }
+    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
+        if space != &self.space {
+            return Err(Error::InvalidPropagator(
+                "CMA-ES was built for a different search space than the one it is asked to breed in".into(),
+            ));
+        }
+        let values = match self.rebuild(pool) {
+            Some(state) => self.unit.point_at(&state.sample(rng)),
+            None => space.sample(rng),
+        };
+        Ok(vec![Individual::new(values)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_the_reference() {
+        for (n, lambda) in [(1, 4), (2, 6), (3, 7), (5, 8), (10, 10), (20, 12), (50, 15)] {
+            assert_eq!(default_population_size(n), lambda, "n = {n}");
+            for update in [CovarianceUpdate::Basic, CovarianceUpdate::Active] {
+                let s = Strategy::new(n, lambda, update);
+                assert_eq!(s.mu, lambda / 2);
+                let positive: f64 = s.weights[..s.mu].iter().sum();
+                assert!((positive - 1.0).abs() < 1e-12, "{:?}", s.weights);
+                assert!(s.weights[..s.mu].windows(2).all(|w| w[0] > w[1] && w[1] > 0.0));
+                let rest = &s.weights[s.mu..];
+                match update {
+                    CovarianceUpdate::Basic => assert!(rest.iter().all(|w| *w == 0.0)),
+                    CovarianceUpdate::Active => {
+                        assert!(rest.iter().filter(|w| **w != 0.0).all(|w| *w < 0.0));
+                        assert!(rest.last().unwrap() < &0.0);
+                        // The positive-definiteness bound holds.
+                        let neg: f64 = rest.iter().map(|w| w.abs()).sum();
+                        assert!(neg <= (1.0 - s.c1 - s.cmu) / (n as f64 * s.cmu) + 1e-12);
+                    }
+                }
+                assert!(s.c1 + s.cmu <= 1.0 && s.mueff > 1.0);
+            }
+        }
+    }
+
+    #[test]
+    fn categoricals_are_refused_by_name() {
+        let space = SearchSpace::builder().float("lr", 0.0, 1.0).categorical("act", &["relu", "tanh"]).build().unwrap();
+        let e = Cmaes::new(&space, CmaesConfig::default()).unwrap_err().to_string();
+        assert!(e.contains("CMA-ES") && e.contains("'act'"), "{e}");
+    }
+
+    #[test]
+    fn a_collapsed_generation_restarts_with_a_random_point() {
+        let space = SearchSpace::builder().float("x", 0.0, 1.0).float("y", 0.0, 1.0).build().unwrap();
+        let cmaes = Cmaes::new(&space, CmaesConfig::default()).unwrap();
+        // Every individual at the same point: no spread, so no state and a random child.
+        let pool: Vec<Individual> = (0..cmaes.population_size() as u64 * 3)
+            .map(|g| {
+                let mut i = Individual::new(vec![crate::space::Value::Float(0.5); 2]);
+                i.loss = g as f64;
+                i.id.generation = g;
+                i
+            })
+            .collect();
+        assert!(cmaes.rebuild(&pool).is_none());
+        let mut rng = crate::rng::worker_rng(3, 0);
+        let off =
+            (0..20).filter(|_| cmaes.propagate(&pool, &space, &mut rng).unwrap()[0].values[0].as_f64() != 0.5).count();
+        assert_eq!(off, 20);
+    }
+}

@@ -1,0 +1,215 @@
+//! Normalized coordinates for the model-based propagators (CMA-ES, Nelder-Mead), the order in which
+//! an island bred its individuals, and the small linear algebra they need.
+//!
+//! Both propagators work in the unit box: each float parameter is mapped linearly onto `[0, 1]`
+//! (log-scale floats linearly in `ln` space), each int parameter onto `[0, 1]` split into
+//! `hi - lo + 1` equal bins, one per integer, so that every integer is equally likely under a
+//! uniform draw and the model sees the centre of the bin. A point of the model goes back to the
+//! space by *reflection* at the box faces (a coordinate `1 + e` becomes `1 - e`, `-e` becomes `e`,
+//! repeated as often as needed), then clipping to `[0, 1]` (which only catches rounding), then the
+//! inverse map; ints take the bin the coordinate falls in, i.e. the nearest integer. Reflection
+//! keeps the sampling density smooth near a face instead of piling mass onto it, as clipping does.
+//! Categorical parameters have no order or distance a Gaussian or a simplex could use, so the
+//! constructors refuse them with an error naming the propagator and the parameter.
+
+use crate::error::{Error, Result};
+use crate::individual::Individual;
+use crate::space::{Domain, SearchSpace, Value};
+
+/// How one parameter maps onto `[0, 1]`.
+#[derive(Debug, Clone, PartialEq)]
+enum Axis {
+    Linear { lo: f64, hi: f64 },
+    Log { lo: f64, hi: f64 },
+    Int { lo: i64, hi: i64 },
+}
+
+/// The map between a search space without categoricals and the unit box.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct UnitBox {
+    axes: Vec<Axis>,
+}
+
+impl UnitBox {
+    /// The map for `space`, or an error naming `propagator` and the first categorical parameter.
+    pub(crate) fn new(space: &SearchSpace, propagator: &str) -> Result<Self> {
+        let mut axes = Vec::with_capacity(space.len());
+        for p in space.params() {
+            axes.push(match &p.domain {
+                Domain::Float { lo, hi, log: false } => Axis::Linear { lo: *lo, hi: *hi },
+                Domain::Float { lo, hi, log: true } => Axis::Log { lo: *lo, hi: *hi },
+                Domain::Int { lo, hi } => Axis::Int { lo: *lo, hi: *hi },
+                Domain::Categorical { .. } => {
+                    return Err(Error::InvalidPropagator(format!(
+                        "{propagator} cannot search categorical parameter '{}'; it works on ordered \
+                         numbers only: make '{}' an int or float parameter, or use the default \
+                         propagator for spaces with categoricals",
+                        p.name, p.name
+                    )));
+                }
+            });
+        }
+        Ok(UnitBox { axes })
+    }
+
+    /// Number of coordinates.
+    pub(crate) fn dims(&self) -> usize {
+        self.axes.len()
+    }
+
+    /// The coordinates of `values` in the unit box.
+    pub(crate) fn to_unit(&self, values: &[Value]) -> Vec<f64> {
+        self.axes
+            .iter()
+            .zip(values)
+            .map(|(axis, v)| {
+                let x = v.as_f64();
+                let u = match *axis {
+                    Axis::Linear { lo, hi } => (x - lo) / (hi - lo),
+                    Axis::Log { lo, hi } => (x.max(lo).ln() - lo.ln()) / (hi.ln() - lo.ln()),
+                    // The centre of the integer's bin.
+                    Axis::Int { lo, hi } => (x - lo as f64 + 0.5) / ((hi - lo) as f64 + 1.0),
+                };
+                u.clamp(0.0, 1.0)
+            })
+            .collect()
+    }
+
+    /// The point of the space at unit coordinates `u`, reflected and clipped into the box first.
+    pub(crate) fn point_at(&self, u: &[f64]) -> Vec<Value> {
+        self.axes
+            .iter()
+            .zip(u)
+            .map(|(axis, &x)| {
+                let u = reflect_into_unit(x);
+                match *axis {
+                    Axis::Linear { lo, hi } => Value::Float((lo + u * (hi - lo)).clamp(lo, hi)),
+                    Axis::Log { lo, hi } => Value::Float((lo.ln() + u * (hi.ln() - lo.ln())).exp().clamp(lo, hi)),
+                    Axis::Int { lo, hi } => {
+                        let bins = (hi - lo) as f64 + 1.0;
+                        // `u = 1` would fall in the bin past `hi`; the min keeps it in the last one.
+                        let k = ((u * bins).floor() as i64).min(hi - lo);
+                        Value::Int(lo + k.max(0))
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+/// `x` folded into `[0, 1]` by mirroring at the faces as often as needed; a non-finite coordinate
+/// (which a broken model could produce) goes to the centre rather than poisoning the child.
+pub(crate) fn reflect_into_unit(x: f64) -> f64 {
+    if !x.is_finite() {
+        return 0.5;
+    }
+    let y = x.rem_euclid(2.0);
+    let u = if y > 1.0 { 2.0 - y } else { y };
+    u.clamp(0.0, 1.0)
+}
+
+/// The individuals in the order they were bred: by evaluation start (which the driver stamps just
+/// after breeding), then generation, worker and island, so that ties (and individuals that were
+/// never stamped, as in tests) fall back to each worker's own counter. A total order on identities
+/// makes the result independent of the pool's internal order.
+pub(crate) fn in_breeding_order(mut inds: Vec<Individual>) -> Vec<Individual> {
+    inds.sort_by_key(|i| (i.start_us, i.id.generation, i.id.worker, i.id.island));
+    inds
+}
+
+/// The eigendecomposition of a symmetric `n x n` matrix (row-major) by cyclic Jacobi rotations:
+/// eigenvalues, and eigenvectors as the columns of a row-major matrix. Accurate to rounding for
+/// the sizes a hyperparameter search has (up to about 50), with no dependency.
+pub(crate) fn symmetric_eigen(matrix: &[f64], n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut a = matrix.to_vec();
+    let mut v = vec![0.0; n * n];
+    for i in 0..n {
+        v[i * n + i] = 1.0;
+    }
+    let scale: f64 = a.iter().map(|x| x * x).sum::<f64>().max(f64::MIN_POSITIVE);
+    for _sweep in 0..64 {
+        let off: f64 = (0..n).flat_map(|p| (p + 1..n).map(move |q| (p, q))).map(|(p, q)| a[p * n + q].powi(2)).sum();
+        if off <= 1e-30 * scale {
+            break;
+        }
+        for p in 0..n {
+            for q in p + 1..n {
+                let apq = a[p * n + q];
+                if apq == 0.0 {
+                    continue;
+                }
+                let theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
+                // The smaller root of t^2 + 2 theta t - 1 = 0: the rotation by at most 45 degrees.
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for k in 0..n {
+                    let (akp, akq) = (a[k * n + p], a[k * n + q]);
+                    a[k * n + p] = c * akp - s * akq;
+                    a[k * n + q] = s * akp + c * akq;
+                }
+                for k in 0..n {
+                    let (apk, aqk) = (a[p * n + k], a[q * n + k]);
+                    a[p * n + k] = c * apk - s * aqk;
+                    a[q * n + k] = s * apk + c * aqk;
+                }
+                for k in 0..n {
+                    let (vkp, vkq) = (v[k * n + p], v[k * n + q]);
+                    v[k * n + p] = c * vkp - s * vkq;
+                    v[k * n + q] = s * vkp + c * vkq;
+                }
+            }
+        }
+    }
+    ((0..n).map(|i| a[i * n + i]).collect(), v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reflection_folds_any_coordinate_into_the_box() {
+        for (x, want) in [(0.3, 0.3), (1.2, 0.8), (-0.1, 0.1), (2.5, 0.5), (-1.75, 0.25), (f64::NAN, 0.5)] {
+            assert!((reflect_into_unit(x) - want).abs() < 1e-12, "{x} -> {}", reflect_into_unit(x));
+        }
+    }
+
+    #[test]
+    fn ints_get_equal_bins_and_round_trip() {
+        let s = SearchSpace::builder().int("n", -2, 2).log_float("lr", 1e-4, 1.0).build().unwrap();
+        let b = UnitBox::new(&s, "test").unwrap();
+        for n in -2..=2 {
+            let v = [Value::Int(n), Value::Float(1e-2)];
+            let u = b.to_unit(&v);
+            assert!((u[1] - 0.5).abs() < 1e-12);
+            let back = b.point_at(&u);
+            assert_eq!(back[0], v[0]);
+            assert!((back[1].as_f64() - 1e-2).abs() < 1e-15, "{back:?}");
+        }
+        // Five bins of width 0.2: 0.39 is in the second, 1.0 in the last.
+        assert_eq!(b.point_at(&[0.39, 1.0])[0], Value::Int(-1));
+        assert_eq!(b.point_at(&[1.0, 1.0]), vec![Value::Int(2), Value::Float(1.0)]);
+    }
+
+    #[test]
+    fn jacobi_decomposes_a_known_matrix() {
+        // Eigenvalues 1, 2 and 4 (the [[3,1],[1,3]] block has 2 and 4).
+        let a = [3.0, 1.0, 0.0, 1.0, 3.0, 0.0, 0.0, 0.0, 1.0];
+        let (vals, vecs) = symmetric_eigen(&a, 3);
+        let mut sorted = vals.clone();
+        sorted.sort_by(f64::total_cmp);
+        for (got, want) in sorted.iter().zip([1.0, 2.0, 4.0]) {
+            assert!((got - want).abs() < 1e-12, "{vals:?}");
+        }
+        // V diag(vals) V^T == A and V^T V == I.
+        for i in 0..3 {
+            for j in 0..3 {
+                let rebuilt: f64 = (0..3).map(|k| vecs[i * 3 + k] * vals[k] * vecs[j * 3 + k]).sum();
+                assert!((rebuilt - a[i * 3 + j]).abs() < 1e-12);
+                let gram: f64 = (0..3).map(|k| vecs[k * 3 + i] * vecs[k * 3 + j]).sum();
+                assert!((gram - if i == j { 1.0 } else { 0.0 }).abs() < 1e-12);
+            }
+        }
+    }
+}
