@@ -157,8 +157,9 @@ fn the_cli_tunes_the_cnn_with_two_ranks_per_worker_well_below_chance() {
 
 #[test]
 fn bad_cnn_flags_are_clear_errors_before_any_training() {
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["--batch", "0"], "--batch must be at least 1"),
+        (&["--propagator", "pso"], "PSO cannot search categorical parameter 'activation'"),
         (&["--backend", "cuda"], "unknown backend 'cuda'; valid: tch, flex"),
         (&["--device", "cuda"], "GPU"),
         (&["--device", "tpu"], "unknown device 'tpu'; valid: cpu, cuda, auto"),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use super::propagator_choice::PropagatorArgs;
 use super::task::Task;
 
 use propulate::config::{CheckpointSettings, RunConfig};
@@ -131,6 +132,8 @@ pub(crate) struct RunArgs {
     /// The CNN task's options.
     #[command(flatten)]
     pub cnn: CnnArgs,
+    #[command(flatten)]
+    pub breeding: PropagatorArgs,
     /// Run this many ranks as threads of one process instead of using MPI.
     #[arg(long)]
     pub local_ranks: Option<usize>,
@@ -150,6 +153,16 @@ impl RunArgs {
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("checkpoints").join(format!("{task}-seed{}", self.seed))),
         )
+    }
+
+    /// What a resume must agree with besides the configuration: the task's facts, and the
+    /// propagator when it is not the default (checkpoints of the default run stay as they were).
+    fn checkpoint_facts(&self, task: &dyn Task) -> serde_json::Map<String, serde_json::Value> {
+        let mut facts = task.checkpoint_facts();
+        if self.breeding.propagator != "ga" {
+            facts.insert("propagator".into(), self.breeding.propagator.clone().into());
+        }
+        facts
     }
 
     /// The run configuration for a job of `world_size` ranks running `task` (its name and the
@@ -193,7 +206,7 @@ impl RunArgs {
             checkpoint: self.checkpoint_dir(&task.name()).map(|dir| CheckpointSettings {
                 dir,
                 fsync: self.fsync,
-                extra: task.checkpoint_facts(),
+                extra: self.checkpoint_facts(task),
                 reshape_from: self.reshape_from.clone(),
             }),
             ..RunConfig::default()

@@ -6,6 +6,7 @@ mod args;
 mod cnn_task;
 mod evaluation_lines;
 mod function_task;
+mod propagator_choice;
 mod report;
 mod run;
 mod task;

@@ -54,7 +54,11 @@ fn prepare(
             ))
         })?;
     }
-    let mut optimizer = Optimizer::new(task.space().clone())
+    let mut optimizer = Optimizer::new(task.space().clone());
+    if let Some(p) = args.breeding.build(task.space())? {
+        optimizer = optimizer.propagator(p);
+    }
+    let mut optimizer = optimizer
         .config(cfg.clone())
         .progress(!args.quiet && !task.prints_each_evaluation())
         .observer(ObserverMode::Never, StderrReporter);

@@ -146,6 +146,32 @@ pub trait Propagator: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// A boxed propagator is one: programs that choose the propagator at run time (the CLI's
+/// `--propagator`) hand the optimizer what they built.
+impl Propagator for Box<dyn Propagator> {
+    fn name(&self) -> &'static str {
+        self.as_ref().name()
+    }
+    fn parents(&self) -> Arity {
+        self.as_ref().parents()
+    }
+    fn offspring(&self) -> usize {
+        self.as_ref().offspring()
+    }
+    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
+        self.as_ref().propagate(pool, space, rng)
+    }
+    fn propagate_as(
+        &self,
+        breeder: Breeder,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        self.as_ref().propagate_as(breeder, pool, space, rng)
+    }
+}
+
 /// The parents a fixed-arity operator works on: the first `n` of the pool, or an error.
 pub(crate) fn take_parents(name: &'static str, pool: &dyn Pool, n: usize) -> Result<Vec<Individual>> {
     let mut v = pool.to_vec();

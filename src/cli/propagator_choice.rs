@@ -1,0 +1,71 @@
+//! `--propagator`: which breeding operator the workers use. The default is the reference's genetic
+//! propagator (configured by `--pop-size`, `--crossover-prob` and the rest); the others come from
+//! `propulate::propagator` with their reference defaults, and the flags below tune them.
+
+use clap::Args;
+
+use propulate::propagator::{
+    Cmaes, CmaesConfig, CovarianceUpdate, NelderMead, NelderMeadConfig, Propagator, Pso, PsoConfig, PsoVariant,
+};
+use propulate::{Error, Result, SearchSpace};
+
+/// The propagators by name, for the flag's help and errors.
+pub(crate) const NAMES: [&str; 8] =
+    ["ga", "pso", "pso-clamping", "pso-constriction", "pso-canonical", "cmaes", "cmaes-basic", "nm"];
+
+/// The propagator flags.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct PropagatorArgs {
+    /// Breeding operator: ga (the reference's genetic propagator), pso (basic), pso-clamping,
+    /// pso-constriction, pso-canonical, cmaes (active), cmaes-basic, nm (Nelder-Mead). pso, cmaes
+    /// and nm search int and float parameters only.
+    #[arg(long, default_value = "ga", help_heading = "Propagator")]
+    pub propagator: String,
+    /// PSO inertia weight w [default: 0.729].
+    #[arg(long, help_heading = "Propagator")]
+    pub pso_inertia: Option<f64>,
+    /// PSO cognitive coefficient c1, the pull to the particle's own best [default: 1.49445; 2.05
+    /// for pso-constriction and pso-canonical].
+    #[arg(long, help_heading = "Propagator")]
+    pub pso_cognitive: Option<f64>,
+    /// PSO social coefficient c2, the pull to the island's best [default: 1.49445; 2.05 for
+    /// pso-constriction and pso-canonical].
+    #[arg(long, help_heading = "Propagator")]
+    pub pso_social: Option<f64>,
+    /// CMA-ES generation size lambda [default: 4 + floor(3 ln n) for n parameters].
+    #[arg(long, help_heading = "Propagator")]
+    pub cmaes_lambda: Option<usize>,
+}
+
+impl PropagatorArgs {
+    /// The propagator the flags choose for `space`; `None` for the default genetic propagator.
+    pub fn build(&self, space: &SearchSpace) -> Result<Option<Box<dyn Propagator>>> {
+        let pso = |variant: PsoVariant| -> Result<Box<dyn Propagator>> {
+            // Clerc's constriction needs c1 + c2 > 4: its variants start from 2.05 each.
+            let constricted = matches!(variant, PsoVariant::Constriction | PsoVariant::Canonical);
+            let mut config = if constricted { PsoConfig::constriction() } else { PsoConfig::basic() };
+            config.inertia = self.pso_inertia.unwrap_or(config.inertia);
+            config.c_cognitive = self.pso_cognitive.unwrap_or(config.c_cognitive);
+            config.c_social = self.pso_social.unwrap_or(config.c_social);
+            Ok(Box::new(Pso::new(space, variant, &config)?))
+        };
+        let cmaes = |update: CovarianceUpdate| -> Result<Box<dyn Propagator>> {
+            let config = CmaesConfig { update, population_size: self.cmaes_lambda, ..CmaesConfig::default() };
+            Ok(Box::new(Cmaes::new(space, config)?))
+        };
+        let chosen = match self.propagator.as_str() {
+            "ga" => return Ok(None),
+            "pso" => pso(PsoVariant::Basic)?,
+            "pso-clamping" => pso(PsoVariant::VelocityClamping)?,
+            "pso-constriction" => pso(PsoVariant::Constriction)?,
+            "pso-canonical" => pso(PsoVariant::Canonical)?,
+            "cmaes" => cmaes(CovarianceUpdate::Active)?,
+            "cmaes-basic" => cmaes(CovarianceUpdate::Basic)?,
+            "nm" => Box::new(NelderMead::new(space, NelderMeadConfig::default())?),
+            other => {
+                return Err(Error::InvalidConfig(format!("unknown propagator '{other}'; valid: {}", NAMES.join(", "))));
+            }
+        };
+        Ok(Some(chosen))
+    }
+}
