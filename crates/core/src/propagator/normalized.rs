@@ -1,7 +1,7 @@
-//! Normalized coordinates for the model-based propagators (CMA-ES, Nelder-Mead), the order in which
-//! an island bred its individuals, and the small linear algebra they need.
+//! Normalized coordinates for the propagators that search numbers only (CMA-ES, Nelder-Mead,
+//! PSO), the order in which an island bred its individuals, and the small linear algebra they need.
 //!
-//! Both propagators work in the unit box: each float parameter is mapped linearly onto `[0, 1]`
+//! These propagators work in the unit box: each float parameter is mapped linearly onto `[0, 1]`
 //! (log-scale floats linearly in `ln` space), each int parameter onto `[0, 1]` split into
 //! `hi - lo + 1` equal bins, one per integer, so that every integer is equally likely under a
 //! uniform draw and the model sees the centre of the bin. A point of the model goes back to the
@@ -9,8 +9,10 @@
 //! repeated as often as needed), then clipping to `[0, 1]` (which only catches rounding), then the
 //! inverse map; ints take the bin the coordinate falls in, i.e. the nearest integer. Reflection
 //! keeps the sampling density smooth near a face instead of piling mass onto it, as clipping does.
-//! Categorical parameters have no order or distance a Gaussian or a simplex could use, so the
-//! constructors refuse them with an error naming the propagator and the parameter.
+//! The maps stay finite and inside the bounds for any space: float bounds near `±f64::MAX` (whose
+//! width overflows) are handled in halves, int ranges up to the whole of `i64` in `i128`.
+//! Categorical parameters have no order or distance a Gaussian, a simplex or a velocity could use,
+//! so the constructors refuse them with an error naming the propagator and the parameter.
 
 use crate::error::{Error, Result};
 use crate::individual::Individual;
@@ -63,12 +65,14 @@ impl UnitBox {
             .iter()
             .zip(values)
             .map(|(axis, v)| {
-                let x = v.as_f64();
-                let u = match *axis {
-                    Axis::Linear { lo, hi } => (x - lo) / (hi - lo),
-                    Axis::Log { lo, hi } => (x.max(lo).ln() - lo.ln()) / (hi.ln() - lo.ln()),
-                    // The centre of the integer's bin.
-                    Axis::Int { lo, hi } => (x - lo as f64 + 0.5) / ((hi - lo) as f64 + 1.0),
+                let u = match (axis, v) {
+                    // The centre of the integer's bin, counted exactly even near the ends of i64.
+                    (&Axis::Int { lo, hi }, &Value::Int(x)) => {
+                        ((i128::from(x) - i128::from(lo)) as f64 + 0.5) / (int_span(lo, hi) as f64 + 1.0)
+                    }
+                    (&Axis::Int { lo, hi }, v) => (v.as_f64() - lo as f64 + 0.5) / (int_span(lo, hi) as f64 + 1.0),
+                    (&Axis::Linear { lo, hi }, v) => fraction(v.as_f64(), lo, hi),
+                    (&Axis::Log { lo, hi }, v) => fraction(v.as_f64().max(lo).ln(), lo.ln(), hi.ln()),
                 };
                 u.clamp(0.0, 1.0)
             })
@@ -83,18 +87,36 @@ impl UnitBox {
             .map(|(axis, &x)| {
                 let u = reflect_into_unit(x);
                 match *axis {
-                    Axis::Linear { lo, hi } => Value::Float((lo + u * (hi - lo)).clamp(lo, hi)),
-                    Axis::Log { lo, hi } => Value::Float((lo.ln() + u * (hi.ln() - lo.ln())).exp().clamp(lo, hi)),
+                    Axis::Linear { lo, hi } => Value::Float(lerp(lo, hi, u).clamp(lo, hi)),
+                    Axis::Log { lo, hi } => Value::Float(lerp(lo.ln(), hi.ln(), u).exp().clamp(lo, hi)),
                     Axis::Int { lo, hi } => {
-                        let bins = (hi - lo) as f64 + 1.0;
-                        // `u = 1` would fall in the bin past `hi`; the min keeps it in the last one.
-                        let k = ((u * bins).floor() as i64).min(hi - lo);
-                        Value::Int(lo + k.max(0))
+                        let span = int_span(lo, hi);
+                        // `u = 1` would fall in the bin past `hi`; the clamp keeps it in the last one.
+                        // In i128, `lo + k` cannot overflow even for the whole range of i64.
+                        let k = ((u * (span as f64 + 1.0)).floor() as i128).clamp(0, span);
+                        Value::Int(i64::try_from(i128::from(lo) + k).expect("lo + k lies in [lo, hi]"))
                     }
                 }
             })
             .collect()
     }
+}
+
+/// `hi - lo` without overflow, for int ranges as wide as the whole of `i64`.
+fn int_span(lo: i64, hi: i64) -> i128 {
+    i128::from(hi) - i128::from(lo)
+}
+
+/// Where `x` lies between `lo` and `hi` (0 at `lo`, 1 at `hi`). Where `hi - lo` overflows (bounds
+/// near `±f64::MAX`) the halves are used, which gives the same quotient without the infinity.
+fn fraction(x: f64, lo: f64, hi: f64) -> f64 {
+    if (hi - lo).is_finite() { (x - lo) / (hi - lo) } else { (x / 2.0 - lo / 2.0) / (hi / 2.0 - lo / 2.0) }
+}
+
+/// The point a fraction `u` of the way from `lo` to `hi`; finite for bounds near `±f64::MAX` too,
+/// by working in halves where `hi - lo` overflows.
+fn lerp(lo: f64, hi: f64, u: f64) -> f64 {
+    if (hi - lo).is_finite() { lo + u * (hi - lo) } else { (lo / 2.0 + u * (hi / 2.0 - lo / 2.0)) * 2.0 }
 }
 
 /// `x` folded into `[0, 1]` by mirroring at the faces as often as needed; a non-finite coordinate
@@ -190,6 +212,39 @@ mod tests {
         // Five bins of width 0.2: 0.39 is in the second, 1.0 in the last.
         assert_eq!(b.point_at(&[0.39, 1.0])[0], Value::Int(-1));
         assert_eq!(b.point_at(&[1.0, 1.0]), vec![Value::Int(2), Value::Float(1.0)]);
+    }
+
+    #[test]
+    fn bounds_near_the_ends_of_f64_and_i64_stay_finite_and_inside() {
+        let params = |domains: Vec<Domain>| {
+            let params = domains
+                .into_iter()
+                .enumerate()
+                .map(|(i, domain)| crate::space::Param { name: format!("p{i}"), domain });
+            SearchSpace::new(params.collect()).unwrap()
+        };
+        let s = params(vec![
+            Domain::Float { lo: -f64::MAX, hi: f64::MAX, log: false },
+            Domain::Int { lo: i64::MIN, hi: i64::MAX },
+            Domain::Int { lo: i64::MAX - 10, hi: i64::MAX },
+        ]);
+        let b = UnitBox::new(&s, "test").unwrap();
+        assert_eq!(b.to_unit(&[Value::Float(0.0), Value::Int(0), Value::Int(i64::MAX - 10)]), [0.5, 0.5, 0.5 / 11.0]);
+        assert_eq!(
+            b.to_unit(&[Value::Float(f64::MAX), Value::Int(i64::MAX), Value::Int(i64::MAX)]),
+            [1.0, 1.0, 10.5 / 11.0]
+        );
+        assert_eq!(b.point_at(&[1.0, 1.0, 1.0]), [Value::Float(f64::MAX), Value::Int(i64::MAX), Value::Int(i64::MAX)]);
+        assert_eq!(
+            b.point_at(&[0.0, 0.0, 0.0]),
+            [Value::Float(-f64::MAX), Value::Int(i64::MIN), Value::Int(i64::MAX - 10)]
+        );
+        assert_eq!(b.point_at(&[0.5, 0.5, 0.5])[..2], [Value::Float(0.0), Value::Int(0)]);
+        // Every integer of a narrow range at the top of i64 comes back from the centre of its bin.
+        for n in i64::MAX - 10..=i64::MAX {
+            let v = [Value::Float(1.0), Value::Int(-1), Value::Int(n)];
+            assert_eq!(b.point_at(&b.to_unit(&v))[2], v[2], "{n}");
+        }
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //! random point, so no `Conditional` with an initialiser is needed. Finding the worker's
 //! individuals costs one pass over the pool ([`Pool::of_worker`]).
 //!
-//! The update works in normalized coordinates: every float parameter is mapped to `[0, 1]` (in
-//! `ln` space for log-scale floats), every int parameter to `[0, 1]` over its inclusive range.
+//! The update works in normalized coordinates, the unit box CMA-ES and Nelder-Mead use too: every
+//! float parameter is mapped linearly to `[0, 1]` (in `ln` space for log-scale floats), every int
+//! parameter to `[0, 1]` split into `hi - lo + 1` equal bins, an integer sitting at its bin's centre.
 //! With random factors `r1`, `r2` drawn uniformly from `[0, 1)` for every dimension (in that
 //! order, dimension by dimension):
 //!
@@ -24,11 +25,11 @@
 //!   `chi = 2 / (phi - 2 + sqrt(phi² - 4 phi))`, `phi = c1 + c2 > 4` (the inertia is unused);
 //! - [`PsoVariant::Canonical`]: constriction, then `v'` clipped to `±1` (the whole range).
 //!
-//! The new position `x + v'` is reflected at the box edges (`-u` below 0, `2 - u` above 1), then
-//! clipped to `[0, 1]` for steps longer than the box. Mapping back, floats are clipped to their
-//! bounds (rounding), ints are rounded to the nearest integer (ties away from zero) and clipped.
-//! Categorical parameters have no order for a velocity to follow: a space with one is refused with
-//! an error that names the parameter.
+//! The new position `x + v'` is reflected at the box edges as often as needed (`-u` below 0,
+//! `2 - u` above 1, again for a step longer than the box). Mapping back, floats are clipped to their
+//! bounds (rounding) and an int takes the integer whose bin the coordinate falls in. Categorical
+//! parameters have no order for a velocity to follow: a space with one is refused with an error that
+//! names the parameter.
 //!
 //! Differences from the reference (`propulate/propagators/pso.py`): the particle is found by the
 //! worker's global index, so it works with several islands (the reference compares the island rank
@@ -41,11 +42,12 @@
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
+use super::normalized::{UnitBox, reflect_into_unit};
 use super::{Arity, Breeder, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
 use crate::rng::PropRng;
-use crate::space::{Domain, SearchSpace, Value};
+use crate::space::SearchSpace;
 
 /// Which velocity update a [`Pso`] applies (see the module documentation for the formulas).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,7 +118,7 @@ impl Pso {
     /// parameter (named), on negative or non-finite coefficients, on `v_limit <= 0` for velocity
     /// clamping, and on `c1 + c2 <= 4` for the constriction variants.
     pub fn new(space: &SearchSpace, variant: PsoVariant, config: &PsoConfig) -> Result<Self> {
-        check_space(space)?;
+        UnitBox::new(space, "PSO")?;
         let bad = |msg: String| Err(Error::InvalidPropagator(format!("PSO ({variant:?}): {msg}")));
         let PsoConfig { inertia, c_cognitive, c_social, v_limit } = *config;
         for (what, c) in [("inertia", inertia), ("c_cognitive", c_cognitive), ("c_social", c_social)] {
@@ -181,13 +183,13 @@ impl Pso {
 
     /// One particle update in normalized coordinates, with the random factors given: position `x`,
     /// velocity `v`, personal best `p`, global best `g`, and `r1`, `r2` per dimension. Returns the
-    /// new position, reflected and clipped into `[0, 1]`.
+    /// new position, reflected into `[0, 1]`.
     fn step(&self, x: &[f64], v: &[f64], p: &[f64], g: &[f64], r1: &[f64], r2: &[f64]) -> Vec<f64> {
         (0..x.len())
             .map(|d| {
                 let pull = self.c_cognitive * r1[d] * (p[d] - x[d]) + self.c_social * r2[d] * (g[d] - x[d]);
                 let v_new = (self.constriction * (self.inertia * v[d] + pull)).clamp(-self.v_limit, self.v_limit);
-                reflect(x[d] + v_new)
+                reflect_into_unit(x[d] + v_new)
             })
             .collect()
     }
@@ -220,7 +222,7 @@ impl Propagator for Pso {
         space: &SearchSpace,
         rng: &mut PropRng,
     ) -> Result<Vec<Individual>> {
-        check_space(space)?;
+        let unit_box = UnitBox::new(space, "PSO")?;
         let mut own = pool.of_worker(breeder.worker);
         if own.is_empty() {
             return Ok(vec![Individual::new(space.sample(rng))]);
@@ -232,7 +234,7 @@ impl Propagator for Pso {
         let global_best = pool.best(1).into_iter().next().unwrap_or_else(|| personal_best.clone());
         let unit = |ind: &Individual| -> Result<Vec<f64>> {
             space.check_values(&ind.values)?;
-            Ok(space.params().iter().zip(&ind.values).map(|(p, &v)| to_unit(&p.domain, v)).collect())
+            Ok(unit_box.to_unit(&ind.values))
         };
         let x = unit(&own[0])?;
         let v = match own.get(1) {
@@ -246,59 +248,7 @@ impl Propagator for Pso {
             r2.push(rng.random::<f64>());
         }
         let next = self.step(&x, &v, &p, &g, &r1, &r2);
-        let values = space.params().iter().zip(next).map(|(p, u)| from_unit(&p.domain, u)).collect();
-        Ok(vec![Individual::new(values)])
-    }
-}
-
-/// The error for a space PSO cannot search: the first categorical parameter, by name.
-fn check_space(space: &SearchSpace) -> Result<()> {
-    match space.params().iter().find(|p| matches!(p.domain, Domain::Categorical { .. })) {
-        Some(p) => Err(Error::InvalidPropagator(format!(
-            "PSO cannot search categorical parameter '{}': its choices have no order for a velocity to \
-             follow; use the default propagator, or make it an int parameter if its choices are ordered",
-            p.name
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// A normalized coordinate back in the box: mirrored at the edge it crossed, then clipped for
-/// steps that also cross the other edge.
-fn reflect(u: f64) -> f64 {
-    let mirrored = if u < 0.0 {
-        -u
-    } else if u > 1.0 {
-        2.0 - u
-    } else {
-        u
-    };
-    mirrored.clamp(0.0, 1.0)
-}
-
-/// A value in `[0, 1]` over its domain: linear for floats and ints, in `ln` space for log-scale
-/// floats. Halves keep `hi - lo` finite when the bounds are near `±f64::MAX`.
-fn to_unit(domain: &Domain, value: Value) -> f64 {
-    let unit = |x: f64, lo: f64, hi: f64| ((x / 2.0 - lo / 2.0) / (hi / 2.0 - lo / 2.0)).clamp(0.0, 1.0);
-    match (domain, value) {
-        (Domain::Float { lo, hi, log: false }, Value::Float(x)) => unit(x, *lo, *hi),
-        (Domain::Float { lo, hi, log: true }, Value::Float(x)) => unit(x.max(*lo).ln(), lo.ln(), hi.ln()),
-        (Domain::Int { lo, hi }, Value::Int(x)) => unit(x as f64, *lo as f64, *hi as f64),
-        // Unreachable after `check_space` and `check_values`; the middle keeps the update finite.
-        _ => 0.5,
-    }
-}
-
-/// The value of a normalized coordinate `u` in `[0, 1]`: floats clipped to their bounds, ints
-/// rounded to the nearest integer and clipped.
-fn from_unit(domain: &Domain, u: f64) -> Value {
-    let lerp = |lo: f64, hi: f64| lo * (1.0 - u) + hi * u;
-    match domain {
-        Domain::Float { lo, hi, log: false } => Value::Float(lerp(*lo, *hi).clamp(*lo, *hi)),
-        Domain::Float { lo, hi, log: true } => Value::Float(lerp(lo.ln(), hi.ln()).exp().clamp(*lo, *hi)),
-        // `as` saturates, so the clamp also covers ranges near the ends of i64.
-        Domain::Int { lo, hi } => Value::Int((lerp(*lo as f64, *hi as f64).round() as i64).clamp(*lo, *hi)),
-        Domain::Categorical { .. } => unreachable!("PSO refuses categorical parameters when built"),
+        Ok(vec![Individual::new(unit_box.point_at(&next))])
     }
 }
 

@@ -10,7 +10,7 @@ use crate::individual::IndividualId;
 use crate::population::Population;
 use crate::propagator::{Compose, Conditional, InitUniform};
 use crate::rng::worker_rng;
-use crate::space::Param;
+use crate::space::{Domain, Param, Value};
 
 fn breeder(worker: u32) -> Breeder {
     Breeder { island: 0, worker, generation: 0 }
@@ -87,38 +87,51 @@ fn canonical_step_by_hand() {
     assert_close(&pso.step(&X, &V, &P, &G, &R1, &R2), &[0.5 - 0.188_847_080_178_212_47]);
     // x = 0.2, v = 0.9, p = g = 1, r = 1: v' = chi * 4.18 = 3.05, clipped to 1; 1.2 reflects to 0.8.
     assert_close(&pso.step(&[0.2], &[0.9], &[1.0], &[1.0], &[1.0], &[1.0]), &[0.8]);
-    // Unclipped, the same step crosses both edges and ends clipped at 0.
+    // Unclipped, the same step crosses both edges: 0.2 + 3.05 = 3.25 reflects at 1, then at 0, and
+    // ends at 3.8 - chi * 4.18 = 0.75.
     let loose = Pso::constriction(&unit_space(), &PsoConfig::constriction()).unwrap();
-    assert_close(&loose.step(&[0.2], &[0.9], &[1.0], &[1.0], &[1.0], &[1.0]), &[0.0]);
+    let chi = loose.constriction_factor();
+    assert_close(&loose.step(&[0.2], &[0.9], &[1.0], &[1.0], &[1.0], &[1.0]), &[3.8 - chi * 4.18]);
 }
 
 #[test]
-fn positions_reflect_at_the_edges_then_clip() {
-    assert_eq!(reflect(-0.25), 0.25);
-    assert_eq!(reflect(1.25), 0.75);
-    assert_eq!(reflect(0.5), 0.5);
-    assert_eq!(reflect(2.5), 0.0);
-    assert_eq!(reflect(-1.5), 1.0);
+fn ints_take_their_bin_and_log_floats_map_in_log_space() {
+    // A child of a worker that stays put (one individual, the island's best) shows the map both ways.
+    let space = SearchSpace::builder().int("n", 0, 10).log_float("lr", 1e-4, 1.0).build().unwrap();
+    let unit_box = UnitBox::new(&space, "PSO").unwrap();
+    assert_close(&unit_box.to_unit(&[Value::Int(5), Value::Float(1e-2)]), &[0.5, 0.5]);
+    // 11 bins of width 1/11: 0.36 is still in 3's bin (rounding over [0, 10] would give 4).
+    let at = |u: f64| unit_box.point_at(&[u, 0.5]);
+    assert_eq!([at(0.34)[0], at(0.36)[0], at(0.37)[0], at(1.0)[0]], [3, 3, 4, 10].map(Value::Int));
+    assert!((at(0.0)[1].as_f64() - 1e-2).abs() < 1e-12, "{:?}", at(0.0));
+    let pool = vec![evaluated(vec![Value::Int(7), Value::Float(1e-3)], 0, 0, 1.0)];
+    for pso in all_variants(&space) {
+        let child = pso.propagate_as(breeder(0), &pool, &space, &mut worker_rng(0, 0)).unwrap();
+        assert_eq!(child[0].values[0], Value::Int(7));
+        assert!((child[0].values[1].as_f64() - 1e-3).abs() < 1e-15, "{:?}", child[0].values);
+    }
 }
 
 #[test]
-fn ints_round_to_nearest_and_log_floats_map_in_log_space() {
-    let int = Domain::Int { lo: 0, hi: 10 };
-    assert_eq!(from_unit(&int, 0.34), Value::Int(3));
-    assert_eq!(from_unit(&int, 0.36), Value::Int(4));
-    assert_eq!(from_unit(&int, 1.0), Value::Int(10));
-    assert_eq!(to_unit(&int, Value::Int(5)), 0.5);
-    let log = Domain::Float { lo: 1e-4, hi: 1.0, log: true };
-    assert!((to_unit(&log, Value::Float(1e-2)) - 0.5).abs() < 1e-12);
-    let Value::Float(mid) = from_unit(&log, 0.5) else { panic!() };
-    assert!((mid - 1e-2).abs() < 1e-12, "{mid}");
-    // Bounds near the ends of f64 and i64 stay finite and inside.
-    let huge = Domain::Float { lo: -f64::MAX, hi: f64::MAX, log: false };
-    assert_eq!(to_unit(&huge, Value::Float(0.0)), 0.5);
-    assert_eq!(from_unit(&huge, 1.0), Value::Float(f64::MAX));
-    let wide = Domain::Int { lo: i64::MIN, hi: i64::MAX };
-    assert_eq!(from_unit(&wide, 1.0), Value::Int(i64::MAX));
-    assert_eq!(from_unit(&wide, 0.0), Value::Int(i64::MIN));
+fn particles_near_the_ends_of_f64_and_i64_stay_finite_and_inside() {
+    let params =
+        [Domain::Float { lo: -f64::MAX, hi: f64::MAX, log: false }, Domain::Int { lo: i64::MIN, hi: i64::MAX }];
+    let params = params.into_iter().enumerate().map(|(i, domain)| Param { name: format!("p{i}"), domain });
+    let space = SearchSpace::new(params.collect()).unwrap();
+    // Worker 0 jumped from one corner to the other; worker 1 holds the island's best in the middle.
+    let pool = vec![
+        evaluated(vec![Value::Float(f64::MAX), Value::Int(i64::MIN)], 0, 0, 3.0),
+        evaluated(vec![Value::Float(-f64::MAX), Value::Int(i64::MAX)], 0, 1, 2.0),
+        evaluated(vec![Value::Float(0.0), Value::Int(0)], 1, 0, 1.0),
+    ];
+    for pso in all_variants(&space) {
+        let mut rng = worker_rng(3, 0);
+        for _ in 0..20 {
+            let child = pso.propagate_as(breeder(0), &pool, &space, &mut rng).unwrap().remove(0);
+            assert!(space.contains(&child.values), "{:?}: {:?}", pso.variant(), child.values);
+            assert!(child.values[0].as_f64().is_finite(), "{:?}", child.values);
+        }
+    }
 }
 
 #[test]
