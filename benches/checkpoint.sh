@@ -4,7 +4,8 @@
 #     loss (sphere), 8 ranks, 2 islands; runs interleaved, REPS of each, median ratio reported;
 #  2. the time to resume from a journal of one million evaluations (8 workers x 125000), i.e. a
 #     restart of a finished run: read and check the journals, rebuild the islands, summarize.
-# Usage: bash benches/checkpoint.sh   (GENERATIONS, REPS, MILLION=0 to skip part 2)
+# Usage: bash benches/checkpoint.sh   (GENERATIONS, REPS, JOURNAL=0 to skip part 1, MILLION=0 to skip
+# part 2, RESUMES: restarts timed in part 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/mpi-env.sh
@@ -18,7 +19,8 @@ rate() { # prints evaluations/s of one run
     "$@" -q --out "$WORK/out" >/dev/null 2>&1
     python3 -c "import json;print(json.load(open('$WORK/out/best.json'))['evals_per_s'])"
 }
-run() { mpirun -np 8 --bind-to none "$BIN" --islands 2 --generations "$G" "$@"; }
+run() { mpirun -np 8 --bind-to none "$BIN" --function sphere --islands 2 --generations "$G" "$@"; }
+if [ "${JOURNAL:-1}" = 1 ]; then
 declare -a off on never
 for r in $(seq "$REPS"); do
     off+=("$(rate run --no-checkpoint)")
@@ -37,15 +39,16 @@ print(f"| off | {m(off):.0f} | 1.00 |")
 print(f"| on, fsync every 1000 ms (default) | {m(on):.0f} | {m(on)/m(off):.2f} |")
 print(f"| on, fsync never | {m(never):.0f} | {m(never)/m(off):.2f} |")
 PY
+fi
 if [ "${MILLION:-1}" = 1 ]; then
     rm -rf "$WORK/ck"
-    mpirun -np 8 --bind-to none "$BIN" --islands 2 --generations 125000 --checkpoint "$WORK/ck" -q >/dev/null 2>&1
+    mpirun -np 8 --bind-to none "$BIN" --function sphere --islands 2 --generations 125000 --checkpoint "$WORK/ck" -q >/dev/null 2>&1
     size=$(du -sh "$WORK/ck" | cut -f1)
     # Restart the finished run RESUMES times (the machine is noisy): the median is reported.
     times=()
     for r in $(seq "${RESUMES:-5}"); do
         start=$(date +%s.%N)
-        mpirun -np 8 --bind-to none "$BIN" --islands 2 --generations 125000 --checkpoint "$WORK/ck" -q >/dev/null 2>&1
+        mpirun -np 8 --bind-to none "$BIN" --function sphere --islands 2 --generations 125000 --checkpoint "$WORK/ck" -q >/dev/null 2>&1
         end=$(date +%s.%N)
         times+=("$(python3 -c "print(f'{$end-$start:.2f}')")")
     done
