@@ -27,3 +27,20 @@ pub fn mix64(mut z: u64) -> u64 {
 pub fn message_rng(seed: u64, worker: u64) -> PropRng {
     worker_rng(seed, worker | 1 << 63)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    #[test]
+    fn message_streams_are_apart_from_every_worker_stream() {
+        let firsts = |mut r: PropRng| (0..4).map(|_| r.next_u64()).collect::<Vec<_>>();
+        let workers: Vec<Vec<u64>> = (0..64).map(|w| firsts(worker_rng(7, w))).collect();
+        for w in 0..64 {
+            let messages = firsts(message_rng(7, w));
+            assert!(!workers.contains(&messages), "worker {w}'s message stream repeats a breeding stream");
+            assert_eq!(messages, firsts(message_rng(7, w)), "reproducible from the seed");
+        }
+    }
+}
