@@ -122,11 +122,36 @@ impl Layout {
     pub fn index_in_island(&self, worker: usize) -> usize {
         worker - self.island_starts[self.island_of_worker(worker)]
     }
+
+    /// The worker of `island` (its index there) responsible for every copy of identity `id` on
+    /// that island: the one that may move it on, and that replaces one of its own when a
+    /// pollinating copy of it arrives. A function of the identity and the island only, so that every
+    /// copy (pollination sends the same individual again and again, at growing migration steps)
+    /// names the same worker. On the island it was bred on in this run (`generation_offset` and
+    /// above), that is its breeder, which has known it since it was evaluated, so a copy coming home
+    /// never looks new to the worker that decides.
+    pub fn responsible_worker(
+        &self,
+        id: &crate::individual::IndividualId,
+        island: usize,
+        generation_offset: u64,
+    ) -> u32 {
+        let breeder = id.worker as usize;
+        let bred_here_in_this_run =
+            id.generation >= generation_offset && breeder < self.workers() && self.island_of_worker(breeder) == island;
+        if bred_here_in_this_run {
+            return self.index_in_island(breeder) as u32;
+        }
+        let key = (u64::from(id.worker) << 40) ^ id.generation ^ (u64::from(id.island) << 56);
+        (crate::rng::mix64(key ^ island as u64) % self.island_sizes()[island] as u64) as u32
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::individual::{Individual, IndividualId};
+    use crate::space::Value;
 
     #[test]
     fn every_worker_belongs_to_exactly_one_island() {
@@ -174,5 +199,38 @@ mod tests {
         assert!(Layout::new(4, 1, &IslandSpec::Sizes(vec![4, 0])).is_err());
         let e = Layout::new(4, 1, &IslandSpec::Sizes(vec![usize::MAX, 2])).unwrap_err().to_string();
         assert!(e.contains("more workers than this machine can count"), "{e}");
+    }
+
+    #[test]
+    fn every_copy_of_an_identity_has_one_responsible_worker_per_island() {
+        let layout = Layout::new(7, 1, &IslandSpec::Sizes(vec![3, 4])).unwrap();
+        for worker in 0..7u32 {
+            for generation in 0..50 {
+                let mut ind = Individual::new(vec![Value::Float(0.0)]);
+                ind.id = IndividualId { island: layout.island_of_worker(worker as usize) as u32, worker, generation };
+                for target in 0..2 {
+                    let first = layout.responsible_worker(&ind.id, target, 0);
+                    assert!((first as usize) < layout.island_sizes()[target]);
+                    for steps in 1..6 {
+                        ind.migration_steps = steps;
+                        assert_eq!(layout.responsible_worker(&ind.id, target, 0), first);
+                    }
+                    if target == ind.id.island as usize {
+                        assert_eq!(first as usize, layout.index_in_island(worker as usize), "home: the breeder");
+                    }
+                }
+            }
+        }
+        // Individuals seeded from another checkpoint (generations below the offset) are hashed,
+        // even where their old breeder's number is a worker of the island now.
+        let mut old = Individual::new(vec![Value::Float(0.0)]);
+        old.id = IndividualId { island: 0, worker: 1, generation: 3 };
+        let spread: std::collections::HashSet<u32> = (0..40)
+            .map(|g| {
+                old.id.generation = g;
+                layout.responsible_worker(&old.id, 0, 100)
+            })
+            .collect();
+        assert!(spread.len() > 1, "seeded individuals spread over the island's workers");
     }
 }

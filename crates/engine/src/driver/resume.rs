@@ -1,23 +1,28 @@
 //! Rebuilding the islands on resume. Every worker root has read its own journal; each then sends
 //! every other root only what that root's island needs (its evaluations and deactivations to island
-//! peers, its emigrants and seeds to the island they went to), in chunks of bounded size, and folds
-//! what it receives straight into its island's population. So a root holds its own journal and one
-//! island's individuals, never the whole run, and no message nears MPI's 2 GiB count limit.
+//! peers, its emigrants and seeds to the island they went to), in chunks of bounded size, and builds
+//! its island's population from what it gathered. The exchange goes pairwise, one peer per round
+//! (send to `me + r`, receive from `me - r`), so a root holds its own journal, one island's
+//! individuals and one encoded share in flight, never the whole run; no message nears MPI's 2 GiB
+//! count limit.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::message::{TAG_RESUME, decode, encode};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::journal::WorkerJournal;
 use crate::transport::Communicator;
 use propulate_core::individual::{Individual, IndividualId};
 use propulate_core::layout::Layout;
 use propulate_core::population::Population;
 
-/// Individuals and deactivations per resume message: about 10-20 MB of postcard at most.
-const CHUNK: usize = 50_000;
+/// Individuals and deactivations per resume message at most.
+const CHUNK_ITEMS: usize = 50_000;
+/// Bytes per resume message at most (by an upper bound of each individual's encoded size), so that
+/// no message nears MPI's 2 GiB count limit whatever the space's size or the failure messages.
+const CHUNK_BYTES: usize = 64 << 20;
 
 /// What a worker root resumes with: its own journal and its island as the checkpoint left it.
 #[derive(Debug)]
@@ -35,6 +40,8 @@ pub(crate) struct Resumed {
 struct Share {
     inds: Vec<Individual>,
     deacts: Vec<(IndividualId, u32)>,
+    /// The sender's last piece.
+    last: bool,
 }
 
 /// What `journal` (of a worker on island `home`) contributes to `island`: on its own island its
@@ -51,74 +58,89 @@ fn contribution(journal: &WorkerJournal, home: usize, island: usize) -> (Vec<&In
     }
 }
 
-/// The encoded messages that carry a contribution: the number of chunks, then the chunks.
+/// An upper bound of `ind`'s postcard size: varints take at most 10 bytes, a float 8, a tag 1.
+fn encoded_bound(ind: &Individual) -> usize {
+    let metrics: usize = ind.metrics.keys().map(|k| k.len() + 20).sum();
+    64 + 11 * ind.values.len() + 5 * ind.history.len() + ind.failure.as_ref().map_or(1, |f| f.len() + 11) + metrics
+}
+
+/// The encoded messages that carry a contribution, each a [`Share`] of at most [`CHUNK_ITEMS`]
+/// items and [`CHUNK_BYTES`] bytes, the last one marked. An empty contribution is one empty last
+/// message, so that every receiver knows when a sender is done without a separate count.
 fn encode_chunks(inds: &[&Individual], deacts: &[(IndividualId, u32)]) -> Vec<Vec<u8>> {
     #[derive(Serialize)]
     struct ShareRef<'a> {
         inds: &'a [&'a Individual],
         deacts: &'a [(IndividualId, u32)],
+        last: bool,
     }
-    let chunks = inds.len().div_ceil(CHUNK).max(deacts.len().div_ceil(CHUNK));
-    let mut out = Vec::with_capacity(chunks + 1);
-    out.push(encode(&(chunks as u64)));
-    for c in 0..chunks {
-        let part = |len: usize| (c * CHUNK).min(len)..((c + 1) * CHUNK).min(len);
-        out.push(encode(&ShareRef { inds: &inds[part(inds.len())], deacts: &deacts[part(deacts.len())] }));
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < inds.len() {
+        let (mut end, mut bytes) = (start, 0);
+        while end < inds.len()
+            && end - start < CHUNK_ITEMS
+            && (end == start || bytes + encoded_bound(inds[end]) <= CHUNK_BYTES)
+        {
+            bytes += encoded_bound(inds[end]);
+            end += 1;
+        }
+        out.push(encode(&ShareRef { inds: &inds[start..end], deacts: &[], last: false }));
+        start = end;
+    }
+    let mut parts = deacts.chunks(CHUNK_ITEMS).peekable();
+    if parts.peek().is_none() {
+        out.push(encode(&ShareRef { inds: &[], deacts: &[], last: true }));
+    }
+    while let Some(part) = parts.next() {
+        out.push(encode(&ShareRef { inds: &[], deacts: part, last: parts.peek().is_none() }));
     }
     out
 }
 
 /// Rebuild this root's island from every root's journal (collective over the roots' communicator).
-/// Every message addressed to this root is received even when one fails to decode, so that an
-/// error leaves nothing in flight; the first error is returned.
+/// A piece that does not decode (only a broken transport could send one) ends the job: its sender
+/// could not be told how much more to expect, and waiting would hang.
 pub(crate) fn rebuild(
     roots: &mut dyn Communicator,
     layout: &Layout,
     generation_offset: u64,
     journal: WorkerJournal,
 ) -> Result<Resumed> {
-    let me = roots.rank();
+    let (me, ranks) = (roots.rank(), roots.size());
     let home = layout.island_of_worker(me);
-    // Encode once per island and hand every root of that island a copy.
+    // Everything for the island is gathered first and indexed in one pass (Population::from_events).
+    let (own, own_deacts) = contribution(&journal, home, home);
+    let mut arrivals: Vec<Individual> = own.into_iter().cloned().collect();
+    let mut deactivations = own_deacts.to_vec();
+    // Encoded once per island; the copies in flight are one peer's at a time.
     let mut encoded: HashMap<usize, Vec<Vec<u8>>> = HashMap::new();
-    for peer in (0..roots.size()).filter(|&w| w != me) {
-        let island = layout.island_of_worker(peer);
+    for round in 1..ranks {
+        let (to, from) = ((me + round) % ranks, (me + ranks - round) % ranks);
+        let island = layout.island_of_worker(to);
         let messages = encoded.entry(island).or_insert_with(|| {
             let (inds, deacts) = contribution(&journal, home, island);
             encode_chunks(&inds, deacts)
         });
         for m in messages.iter() {
-            roots.send(peer, TAG_RESUME, m.clone())?;
+            roots.send(to, TAG_RESUME, m.clone())?;
         }
-    }
-    drop(encoded);
-    // Everything for the island is gathered first and indexed in one pass (Population::from_events).
-    let (own, own_deacts) = contribution(&journal, home, home);
-    let mut arrivals: Vec<Individual> = own.into_iter().cloned().collect();
-    let mut deactivations = own_deacts.to_vec();
-    let mut first_error: Option<Error> = None;
-    for peer in (0..roots.size()).filter(|&w| w != me) {
-        let chunks: u64 = decode(&roots.recv(peer, TAG_RESUME)?, peer)?;
-        for _ in 0..chunks {
-            let bytes = roots.recv(peer, TAG_RESUME)?;
-            match decode::<Share>(&bytes, peer) {
-                Ok(Share { inds, deacts }) => {
-                    arrivals.extend(inds);
-                    deactivations.extend(deacts);
-                }
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
+        loop {
+            let bytes = roots.recv(from, TAG_RESUME)?;
+            let share = match decode::<Share>(&bytes, from) {
+                Ok(share) => share,
+                Err(e) => roots.abort(1, &format!("resuming: a share of the island from worker {from}: {e}")),
+            };
+            arrivals.extend(share.inds);
+            deactivations.extend(share.deacts);
+            if share.last {
+                break;
             }
         }
+        roots.wait_sends()?;
     }
-    roots.wait_sends()?;
-    match first_error {
-        Some(e) => Err(e),
-        None => {
-            Ok(Resumed { generation_offset, journal, population: Population::from_events(arrivals, &deactivations) })
-        }
-    }
+    drop(encoded);
+    Ok(Resumed { generation_offset, journal, population: Population::from_events(arrivals, &deactivations) })
 }
 
 #[cfg(test)]
@@ -146,7 +168,7 @@ mod tests {
             .map(|w| {
                 let island = layout.island_of_worker(w) as u32;
                 let other = 1 - island;
-                let n = if w == 1 { CHUNK as u64 * 2 + 7 } else { 300 };
+                let n = if w == 1 { CHUNK_ITEMS as u64 * 2 + 7 } else { 300 };
                 let evaluated: Vec<Individual> =
                     (0..n).map(|g| ind(island, w as u32, g, (g * 7 % 101) as f64 + w as f64)).collect();
                 let mut moved = evaluated[3].clone();
@@ -184,5 +206,28 @@ mod tests {
             assert_eq!(active, expected[layout.island_of_worker(me)], "worker {me}");
             assert_eq!(own, all[me].evaluated.len());
         }
+    }
+
+    #[test]
+    fn chunks_are_bounded_in_items_and_bytes_and_the_last_is_marked() {
+        let decode_all = |msgs: Vec<Vec<u8>>| -> Vec<Share> { msgs.iter().map(|m| decode(m, 0).unwrap()).collect() };
+        let empty = decode_all(encode_chunks(&[], &[]));
+        assert_eq!(empty.len(), 1);
+        assert!(empty[0].last && empty[0].inds.is_empty());
+        // 40 individuals of about 3 MiB each (a long failure message): 21 fit under 64 MiB.
+        let mut big = ind(0, 0, 0, 1.0);
+        big.failure = Some("x".repeat(3 << 20));
+        let bigs: Vec<Individual> =
+            (0..40).map(|g| Individual { id: IndividualId { generation: g, ..big.id }, ..big.clone() }).collect();
+        let refs: Vec<&Individual> = bigs.iter().collect();
+        let deacts = vec![(big.id, 0u32); CHUNK_ITEMS + 1];
+        let msgs = encode_chunks(&refs, &deacts);
+        assert!(msgs.iter().all(|m| m.len() <= CHUNK_BYTES), "a message over the byte bound");
+        let shares = decode_all(msgs);
+        assert_eq!(shares.iter().map(|s| s.inds.len()).sum::<usize>(), 40);
+        assert_eq!(shares.iter().map(|s| s.deacts.len()).sum::<usize>(), CHUNK_ITEMS + 1);
+        assert_eq!(shares.iter().filter(|s| s.last).count(), 1);
+        assert!(shares.last().unwrap().last);
+        assert!(shares.len() >= 4, "40 x 3 MiB and 50,001 deactivations need several messages");
     }
 }

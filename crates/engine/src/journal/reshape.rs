@@ -59,7 +59,8 @@ pub fn reshape(
     let mut shares: Vec<Vec<Individual>> = vec![Vec::new(); islands];
     for (k, mut ind) in merged.into_iter().enumerate() {
         let island = k % islands;
-        ind.responsible_worker = ((k / islands) % layout.island_sizes()[island]) as u32;
+        // As migration assigns it, so that later copies of a seed name the same worker.
+        ind.responsible_worker = layout.responsible_worker(&ind.id, island, offset);
         ind.migration_steps += 1;
         ind.record_move(island as u32);
         shares[island].push(ind);

@@ -5,7 +5,6 @@
 use rand::seq::SliceRandom;
 
 use propulate_core::individual::Individual;
-use propulate_core::layout::Layout;
 use propulate_core::population::{ALL_COPIES, Arrival};
 
 use super::RootWorker;
@@ -20,10 +19,12 @@ impl RootWorker<'_, '_> {
     /// its counter inside the loop and replaced at most one per batch).
     ///
     /// Why the island's size stays exact whatever order messages arrive in: one worker per island
-    /// is responsible for every copy of an identity (`responsible_worker_for`), so only it decides,
+    /// is responsible for every copy of an identity (`Layout::responsible_worker`), so only it decides,
     /// once, that an identity arrived; and a victim is deactivated for every copy, present and
     /// future (`ALL_COPIES`), so no newer copy of it, perhaps already on its way from another
-    /// island, can bring it back. Victims are drawn from the message stream, so that how many
+    /// island, can bring it back. (A batch that brings the responsible worker more new arrivals
+    /// than it has individuals of its own leaves the surplus unreplaced; batches of one never do.)
+    /// Victims are drawn from the message stream, so that how many
     /// arrive does not shift the draws of breeding and emigration.
     pub(super) fn immigrate(&mut self, roots: &mut dyn Communicator, from: usize, list: Vec<Individual>) -> Result<()> {
         self.journal_deferred(|| {
@@ -100,7 +101,7 @@ impl RootWorker<'_, '_> {
             .into_iter()
             .map(|mut i| {
                 i.migration_steps += 1;
-                i.responsible_worker = responsible_worker_for(&i, target, layout, offset);
+                i.responsible_worker = layout.responsible_worker(&i.id, target, offset);
                 i.record_move(target as u32);
                 i
             })
@@ -112,63 +113,5 @@ impl RootWorker<'_, '_> {
             self.send(roots, w, bytes.clone())?;
         }
         Ok(())
-    }
-}
-
-/// The island-local worker responsible for a migrant on island `target`: a function of its
-/// identity and the island only, so that every copy of it (pollination sends the same individual
-/// again and again, at growing migration steps) names the same worker there. On the island it was
-/// bred on in this run, that is its breeder, which has known it since it was evaluated: a copy
-/// coming home can never look new to the worker that decides.
-fn responsible_worker_for(ind: &Individual, target: usize, layout: &Layout, generation_offset: u64) -> u32 {
-    let breeder = ind.id.worker as usize;
-    let bred_here_in_this_run = ind.id.generation >= generation_offset
-        && breeder < layout.workers()
-        && layout.island_of_worker(breeder) == target;
-    if bred_here_in_this_run {
-        return layout.index_in_island(breeder) as u32;
-    }
-    let key = (u64::from(ind.id.worker) << 40) ^ ind.id.generation ^ (u64::from(ind.id.island) << 56);
-    (propulate_core::rng::mix64(key ^ target as u64) % layout.island_sizes()[target] as u64) as u32
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use propulate_core::individual::IndividualId;
-    use propulate_core::layout::IslandSpec;
-    use propulate_core::space::Value;
-
-    #[test]
-    fn every_copy_of_an_identity_has_one_responsible_worker_per_island() {
-        let layout = Layout::new(7, 1, &IslandSpec::Sizes(vec![3, 4])).unwrap();
-        for worker in 0..7u32 {
-            for generation in 0..50 {
-                let mut ind = Individual::new(vec![Value::Float(0.0)]);
-                ind.id = IndividualId { island: layout.island_of_worker(worker as usize) as u32, worker, generation };
-                for target in 0..2 {
-                    let first = responsible_worker_for(&ind, target, &layout, 0);
-                    assert!((first as usize) < layout.island_sizes()[target]);
-                    for steps in 1..6 {
-                        ind.migration_steps = steps;
-                        assert_eq!(responsible_worker_for(&ind, target, &layout, 0), first);
-                    }
-                    if target == ind.id.island as usize {
-                        assert_eq!(first as usize, layout.index_in_island(worker as usize), "home: the breeder");
-                    }
-                }
-            }
-        }
-        // Individuals seeded from another checkpoint (generations below the offset) are hashed,
-        // even where their old breeder's number is a worker of the island now.
-        let mut old = Individual::new(vec![Value::Float(0.0)]);
-        old.id = IndividualId { island: 0, worker: 1, generation: 3 };
-        let spread: std::collections::HashSet<u32> = (0..40)
-            .map(|g| {
-                old.id.generation = g;
-                responsible_worker_for(&old, 0, &layout, 100)
-            })
-            .collect();
-        assert!(spread.len() > 1, "seeded individuals spread over the island's workers");
     }
 }
