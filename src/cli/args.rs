@@ -155,13 +155,15 @@ impl RunArgs {
         )
     }
 
-    /// What a resume must agree with besides the configuration: the task's facts, and the
-    /// propagator when it is not the default (checkpoints of the default run stay as they were).
+    /// What a resume must agree with besides the configuration: the task's facts, the propagator
+    /// when it is not the default and its settings given on the command line (so checkpoints of
+    /// the default run stay as they were).
     fn checkpoint_facts(&self, task: &dyn Task) -> serde_json::Map<String, serde_json::Value> {
         let mut facts = task.checkpoint_facts();
         if self.breeding.propagator != "ga" {
             facts.insert("propagator".into(), self.breeding.propagator.clone().into());
         }
+        facts.extend(self.breeding.settings_given());
         facts
     }
 

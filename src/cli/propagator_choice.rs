@@ -38,6 +38,18 @@ pub(crate) struct PropagatorArgs {
 }
 
 impl PropagatorArgs {
+    /// The propagator settings given on the command line, by flag name (for the checkpoint, so that
+    /// a resume with other settings is refused, naming them).
+    pub fn settings_given(&self) -> serde_json::Map<String, serde_json::Value> {
+        let given = [
+            ("pso_inertia", self.pso_inertia.map(serde_json::Value::from)),
+            ("pso_cognitive", self.pso_cognitive.map(serde_json::Value::from)),
+            ("pso_social", self.pso_social.map(serde_json::Value::from)),
+            ("cmaes_lambda", self.cmaes_lambda.map(serde_json::Value::from)),
+        ];
+        given.into_iter().filter_map(|(name, v)| v.map(|v| (name.to_string(), v))).collect()
+    }
+
     /// The propagator the flags choose for `space`; `None` for the default genetic propagator.
     pub fn build(&self, space: &SearchSpace) -> Result<Option<Box<dyn Propagator>>> {
         let pso = |variant: PsoVariant| -> Result<Box<dyn Propagator>> {

@@ -605,12 +605,19 @@ impl TcpStore {
 
     /// True if every key is set, without waiting.
     pub fn check(&mut self, keys: &[&str]) -> Result<bool> {
+        // No keys are all set; sent, they would join into the one key "".
+        if keys.is_empty() {
+            return Ok(true);
+        }
         let (_, v) = self.request(OP_CHECK, &keys.join("\0"), &[])?;
         Ok(v.first() == Some(&1))
     }
 
     /// Wait until every key is set (up to the timeout).
     pub fn wait(&mut self, keys: &[&str]) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
         let t = self.timeout_bytes();
         match self.request(OP_WAIT, &keys.join("\0"), &t)? {
             (OK, _) => Ok(()),

@@ -40,13 +40,14 @@ use crate::transport::Communicator;
 use crate::transport::local::run_local;
 use propulate_core::individual::Params;
 
-/// The most in-process ranks [`Optimizer::run_local`] starts: each is a thread, and far more than
-/// the machine's cores only slows a run down (or exhausts the process's threads).
-pub const MAX_LOCAL_RANKS: usize = 1024;
 use propulate_core::layout::IslandSpec;
 use propulate_core::propagator::{DefaultPropagatorConfig, Propagator};
 use propulate_core::space::SearchSpace;
 use propulate_core::topology::TopologySpec;
+
+/// The most in-process ranks [`Optimizer::run_local`] starts: each is a thread, and far more than
+/// the machine's cores only slows a run down (or exhausts the process's threads).
+pub const MAX_LOCAL_RANKS: usize = 1024;
 
 /// Builder for an optimization run.
 #[derive(Debug)]

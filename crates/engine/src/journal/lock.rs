@@ -150,8 +150,12 @@ impl OwnerFile {
                         let by = format!("{owner} (its heartbeat is {} s old)", silent.as_secs());
                         return Err(still_written(path, worker, &by));
                     }
-                    // Two processes taking over the same stale file at the same instant could both
-                    // remove it; one of them then fails `create_new` above and reports the other.
+                    // Not atomic: two processes that both judged the file stale could, in the
+                    // microseconds between one's removal and creation, have the second remove the
+                    // first's fresh file and both go on. That needs two resumes of one checkpoint
+                    // at the same instant after a job died on a file system without flock.
+                    // Likewise a writer stopped for longer than STALE_AFTER (SIGSTOP, a hung mount)
+                    // is taken over without noticing. Both are stated in the README.
                     match std::fs::remove_file(path) {
                         Ok(()) => {}
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

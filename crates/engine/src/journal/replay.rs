@@ -205,9 +205,9 @@ fn read_segment(path: &Path, rules: &RecordRules<'_>, j: &mut WorkerJournal, war
             break;
         };
         let line = &bytes[offset..offset + len];
-        // Records that resume does not read back are only checked, not built: a bred child's
-        // values (it is bred again) and the receipts of immigrants (the sender's record counts).
-        // Over a third of a journal's lines are these.
+        // Records that resume does not read back are not built: a bred child's identity is checked
+        // but not its values (it is bred again), a receipt of immigrants only for being valid JSON
+        // (the sender's record is the one replayed). Over a third of a journal's lines are these.
         if has_tag(line, b"bred") {
             let BredId { id } = serde_json::from_slice(line).map_err(|e| corrupt(offset, e.to_string()))?;
             rules.bred_here(&id).map_err(|e| corrupt(offset, e))?;
