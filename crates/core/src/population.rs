@@ -2,7 +2,8 @@
 //!
 //! Python Propulate re-filters and re-sorts its whole history on every breed, which makes a run
 //! quadratic in its length. Here the active individuals live in an ordered index: insert and
-//! deactivation are O(log n), the best or worst k cost O(k + log n) and a uniform sample O(k).
+//! deactivation are O(log n), the best or worst k cost O(k + log n), a uniform sample O(k) and the
+//! individual stored under an identity, active or not, O(1).
 //!
 //! The state of each identity depends only on the set of events seen (arrivals with their migration
 //! step, deactivations with theirs), never on their order, so workers of an island that have seen
@@ -86,9 +87,10 @@ pub enum Arrival {
 /// Every individual a worker knows of on its island, with an ordered index of the active ones.
 ///
 /// The individuals themselves live in one vector, the records hold indices into it: a resumed
-/// island is built around the vector its arrivals came in (no individual moves), and the map of
-/// records stays small (measured: first-touch page faults of a map holding whole individuals were
-/// most of the time of rebuilding half a million).
+/// island is built around the vector its arrivals came in (no individual moves unless a newer copy
+/// supersedes one: then the vector is compacted), and the map of records stays small (measured:
+/// first-touch page faults of a map holding whole individuals were most of the time of rebuilding
+/// half a million).
 #[derive(Debug, Clone, Default)]
 pub struct Population {
     stored: Vec<Individual>,
@@ -271,15 +273,18 @@ impl Population {
         self.iter_best().take(k).cloned().collect()
     }
 
-    /// The active individuals bred by worker `worker` (global index), best first. One pass over the
-    /// index of active identities, O(n) for n active individuals, but only the worker's own are
-    /// looked up and cloned; no per-worker index has to be kept up to date on every insert.
-    pub fn of_worker(&self, worker: u32) -> Vec<Individual> {
+    /// The lowest-loss active individual bred by worker `worker` (global index), ties broken by the
+    /// lowest identity. Scans the loss index from the best until the first identity of that worker,
+    /// so no per-worker index has to be kept up to date on every insert: when the workers'
+    /// individuals are spread over the ranks alike, that is about as many steps as the island has
+    /// workers. The worst case is a pass over every active individual, O(n): a worker whose
+    /// individuals are all among the worst, or that has none active (never bred here, or all of
+    /// them emigrated).
+    pub fn best_of_worker(&self, worker: u32) -> Option<&Individual> {
         self.by_loss
             .iter()
-            .filter(|(_, id)| id.worker == worker)
-            .map(|(_, id)| self.get(id).expect("indexed individual is stored").clone())
-            .collect()
+            .find(|(_, id)| id.worker == worker)
+            .map(|(_, id)| self.get(id).expect("indexed individual is stored"))
     }
 
     /// The `k` active individuals with the highest loss, worst first.

@@ -23,7 +23,7 @@ pub use pso::{Pso, PsoConfig, PsoVariant};
 pub use selection::{SelectMax, SelectMin, SelectUniform};
 
 pub use crate::error::{Error, Result};
-use crate::individual::Individual;
+use crate::individual::{Individual, IndividualId};
 use crate::population::Population;
 use crate::rng::PropRng;
 use crate::space::SearchSpace;
@@ -50,12 +50,23 @@ pub trait Pool {
     fn sample(&self, k: usize, rng: &mut PropRng) -> Vec<Individual>;
     /// All individuals (used by stages whose input is small: the output of a previous stage).
     fn to_vec(&self) -> Vec<Individual>;
-    /// The individuals bred by worker `worker` (global index, as in [`IndividualId::worker`](crate::IndividualId)),
-    /// in no promised order. What a particle swarm needs: a particle is a worker, its trajectory is
-    /// what that worker bred. The default filters [`Pool::to_vec`], which clones every individual;
-    /// pools that can filter before cloning should.
-    fn of_worker(&self, worker: u32) -> Vec<Individual> {
-        self.to_vec().into_iter().filter(|i| i.id.worker == worker).collect()
+    /// The stored individual with identity `id`, active or not: a pool that remembers individuals
+    /// that left it (a [`Population`] keeps the emigrated ones) returns those too. What a particle
+    /// swarm needs to find a particle's position, the individual its worker bred last. The default
+    /// searches [`Pool::to_vec`], which clones every individual: fine for the small pools of a
+    /// previous stage's output; large pools should look it up.
+    fn stored(&self, id: &IndividualId) -> Option<Individual> {
+        self.to_vec().into_iter().find(|i| i.id == *id)
+    }
+    /// The lowest-loss active individual bred by worker `worker` (global index, as in
+    /// [`IndividualId::worker`]), ties broken by the lowest identity: a particle's personal best.
+    /// The default searches [`Pool::to_vec`], which clones every individual; large pools should
+    /// not.
+    fn best_of_worker(&self, worker: u32) -> Option<Individual> {
+        self.to_vec()
+            .into_iter()
+            .filter(|i| i.id.worker == worker)
+            .min_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)))
     }
 }
 
@@ -82,8 +93,14 @@ impl Pool for Vec<Individual> {
     fn to_vec(&self) -> Vec<Individual> {
         self.clone()
     }
-    fn of_worker(&self, worker: u32) -> Vec<Individual> {
-        self.iter().filter(|i| i.id.worker == worker).cloned().collect()
+    fn stored(&self, id: &IndividualId) -> Option<Individual> {
+        self.iter().find(|i| i.id == *id).cloned()
+    }
+    fn best_of_worker(&self, worker: u32) -> Option<Individual> {
+        self.iter()
+            .filter(|i| i.id.worker == worker)
+            .min_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)))
+            .cloned()
     }
 }
 
@@ -103,9 +120,14 @@ impl Pool for Population {
     fn to_vec(&self) -> Vec<Individual> {
         self.iter_best().cloned().collect()
     }
-    /// [`Population::of_worker`]: O(n) in the active individuals, cloning only the worker's own.
-    fn of_worker(&self, worker: u32) -> Vec<Individual> {
-        Population::of_worker(self, worker)
+    /// [`Population::get`]: O(1), active or not.
+    fn stored(&self, id: &IndividualId) -> Option<Individual> {
+        self.get(id).cloned()
+    }
+    /// [`Population::best_of_worker`]: a scan of the loss index from the best, which stops at the
+    /// worker's first individual.
+    fn best_of_worker(&self, worker: u32) -> Option<Individual> {
+        Population::best_of_worker(self, worker).cloned()
     }
 }
 

@@ -2,15 +2,18 @@
 //! the island's best point.
 //!
 //! The propagator keeps no state, so one instance serves every worker and a resumed run needs
-//! nothing but its population. On every call it rebuilds the particle from the active individuals
-//! the breeding worker knows: the particle's position is the worker's newest individual (highest
-//! generation), its velocity the step from the worker's previous individual to that one (zero if
-//! there is only one), its personal best the worker's lowest-loss individual (ties: the oldest),
-//! and the global best the pool's lowest-loss individual. Individuals that emigrated are no longer
-//! in the pool, so the particle continues from the newest two that are. A worker with no
-//! individual in the pool yet (or whose individuals all emigrated) starts anywhere: a uniformly
-//! random point, so no `Conditional` with an initialiser is needed. Finding the worker's
-//! individuals costs one pass over the pool ([`Pool::of_worker`]).
+//! nothing but its population. On every call it rebuilds the breeding worker's particle from a few
+//! look-ups instead of a pass over the pool (so a run of N evaluations does not cost O(N²)): the
+//! particle's position is the individual the worker bred in the generation before the one it
+//! breeds now (found by its identity, [`Pool::stored`], active or not: a particle is where it last
+//! evaluated, even if that individual has since emigrated), its velocity the step from the
+//! individual of the generation before that to the position (zero if that one is not stored), its
+//! personal best the worker's lowest-loss active individual ([`Pool::best_of_worker`]: a scan of
+//! the loss index that stops at the worker's first individual; ties: the lowest identity; the
+//! position if none is active), and the global best the pool's lowest-loss individual. Failed
+//! evaluations count with their loss of `+inf`. A worker whose previous generation is not stored
+//! (its first, or the first after a reshape whose generation offset skipped some) starts anywhere:
+//! a uniformly random point, so no `Conditional` with an initialiser is needed.
 //!
 //! The update works in normalized coordinates, the unit box CMA-ES and Nelder-Mead use too: every
 //! float parameter is mapped linearly to `[0, 1]` (in `ln` space for log-scale floats), every int
@@ -36,6 +39,7 @@
 //! with the world rank, issue #82); the random factors are drawn per dimension (the reference draws
 //! one per term); the child always lies in the space (the reference neither reflects nor clips);
 //! the velocity is derived from the last two positions instead of being stored in the individual;
+//! the personal best is the best of the worker's individuals still on the island;
 //! a worker without a particle yet gets a random point (the reference's `max` of an empty list
 //! raises without its `InitUniformPSO`).
 
@@ -45,7 +49,7 @@ use serde::{Deserialize, Serialize};
 use super::normalized::{UnitBox, reflect_into_unit};
 use super::{Arity, Breeder, Pool, Propagator};
 use crate::error::{Error, Result};
-use crate::individual::Individual;
+use crate::individual::{Individual, IndividualId};
 use crate::rng::PropRng;
 use crate::space::SearchSpace;
 
@@ -99,9 +103,14 @@ impl Default for PsoConfig {
 }
 
 /// A particle swarm propagator: one child per call, the next position of the breeding worker's
-/// particle. It must be called through [`Propagator::propagate_as`], which says who breeds.
+/// particle. It must be called through [`Propagator::propagate_as`], which says who breeds, with
+/// the space it was built for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pso {
+    /// The space it was built for: it breeds in that one only.
+    space: SearchSpace,
+    /// The space's map onto the unit box, built once.
+    unit: UnitBox,
     variant: PsoVariant,
     /// Factor on the previous velocity: `w` (basic, clamping) or 1 (constriction, canonical).
     inertia: f64,
@@ -118,37 +127,37 @@ impl Pso {
     /// parameter (named), on negative or non-finite coefficients, on `v_limit <= 0` for velocity
     /// clamping, and on `c1 + c2 <= 4` for the constriction variants.
     pub fn new(space: &SearchSpace, variant: PsoVariant, config: &PsoConfig) -> Result<Self> {
-        UnitBox::new(space, "PSO")?;
-        let bad = |msg: String| Err(Error::InvalidPropagator(format!("PSO ({variant:?}): {msg}")));
+        let unit = UnitBox::new(space, "PSO")?;
+        let bad = |msg: String| Error::InvalidPropagator(format!("PSO ({variant:?}): {msg}"));
         let PsoConfig { inertia, c_cognitive, c_social, v_limit } = *config;
         for (what, c) in [("inertia", inertia), ("c_cognitive", c_cognitive), ("c_social", c_social)] {
             if !(c.is_finite() && c >= 0.0) {
-                return bad(format!("{what} must be finite and >= 0, got {c}"));
+                return Err(bad(format!("{what} must be finite and >= 0, got {c}")));
             }
         }
         let constricted = |v_limit: f64| {
             let phi = c_cognitive + c_social;
             if phi <= 4.0 {
-                return bad(format!(
+                return Err(bad(format!(
                     "constriction needs c_cognitive + c_social > 4, got {c_cognitive} + {c_social} = {phi}"
-                ));
+                )));
             }
             let chi = 2.0 / (phi - 2.0 + (phi * phi - 4.0 * phi).sqrt());
-            Ok(Pso { variant, inertia: 1.0, constriction: chi, c_cognitive, c_social, v_limit })
+            Ok((1.0, chi, v_limit))
         };
-        match variant {
-            PsoVariant::Basic => {
-                Ok(Pso { variant, inertia, constriction: 1.0, c_cognitive, c_social, v_limit: f64::INFINITY })
-            }
+        // (factor on the previous velocity, factor on the whole new velocity, velocity limit)
+        let (inertia, constriction, v_limit) = match variant {
+            PsoVariant::Basic => (inertia, 1.0, f64::INFINITY),
             PsoVariant::VelocityClamping => {
                 if !(v_limit.is_finite() && v_limit > 0.0) {
-                    return bad(format!("v_limit must be a finite fraction of the range > 0, got {v_limit}"));
+                    return Err(bad(format!("v_limit must be a finite fraction of the range > 0, got {v_limit}")));
                 }
-                Ok(Pso { variant, inertia, constriction: 1.0, c_cognitive, c_social, v_limit })
+                (inertia, 1.0, v_limit)
             }
-            PsoVariant::Constriction => constricted(f64::INFINITY),
-            PsoVariant::Canonical => constricted(1.0),
-        }
+            PsoVariant::Constriction => constricted(f64::INFINITY)?,
+            PsoVariant::Canonical => constricted(1.0)?,
+        };
+        Ok(Pso { space: space.clone(), unit, variant, inertia, constriction, c_cognitive, c_social, v_limit })
     }
 
     /// Basic PSO with `config`'s inertia and coefficients ([`PsoConfig::basic`] for the reference's).
@@ -222,33 +231,47 @@ impl Propagator for Pso {
         space: &SearchSpace,
         rng: &mut PropRng,
     ) -> Result<Vec<Individual>> {
-        let unit_box = UnitBox::new(space, "PSO")?;
-        let mut own = pool.of_worker(breeder.worker);
-        if own.is_empty() {
-            return Ok(vec![Individual::new(space.sample(rng))]);
+        if space != &self.space {
+            // A space this swarm could not search at all says why (a categorical, by name).
+            UnitBox::new(space, "PSO")?;
+            return Err(Error::InvalidPropagator(
+                "PSO was built for a different search space than the one it is asked to breed in".into(),
+            ));
         }
-        // Sorting by identity makes the choices independent of the pool's order: newest first.
-        own.sort_by_key(|i| std::cmp::Reverse(i.id));
-        let personal_best =
-            own.iter().min_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id))).expect("not empty");
-        let global_best = pool.best(1).into_iter().next().unwrap_or_else(|| personal_best.clone());
-        let unit = |ind: &Individual| -> Result<Vec<f64>> {
-            space.check_values(&ind.values)?;
-            Ok(unit_box.to_unit(&ind.values))
+        let own =
+            |generation: u64| pool.stored(&IndividualId { island: breeder.island, worker: breeder.worker, generation });
+        let Some(position) = breeder.generation.checked_sub(1).and_then(own) else {
+            return Ok(vec![Individual::new(space.sample(rng))]);
         };
-        let x = unit(&own[0])?;
-        let v = match own.get(1) {
+        let previous = breeder.generation.checked_sub(2).and_then(own);
+        let personal_best = pool.best_of_worker(breeder.worker);
+        let global_best = pool.best(1).pop();
+        let personal_best = personal_best.as_ref().unwrap_or(&position);
+        let global_best = global_best.as_ref().unwrap_or(personal_best);
+        // Each individual used is checked and mapped once, whatever roles it plays.
+        let mut mapped: Vec<(IndividualId, Vec<f64>)> = Vec::with_capacity(4);
+        let mut unit = |ind: &Individual| -> Result<Vec<f64>> {
+            if let Some((_, u)) = mapped.iter().find(|(id, _)| *id == ind.id) {
+                return Ok(u.clone());
+            }
+            space.check_values(&ind.values)?;
+            let u = self.unit.to_unit(&ind.values);
+            mapped.push((ind.id, u.clone()));
+            Ok(u)
+        };
+        let x = unit(&position)?;
+        let v = match &previous {
             Some(previous) => x.iter().zip(unit(previous)?).map(|(a, b)| a - b).collect(),
             None => vec![0.0; x.len()],
         };
-        let (p, g) = (unit(personal_best)?, unit(&global_best)?);
+        let (p, g) = (unit(personal_best)?, unit(global_best)?);
         let (mut r1, mut r2) = (Vec::with_capacity(x.len()), Vec::with_capacity(x.len()));
         for _ in 0..x.len() {
             r1.push(rng.random::<f64>());
             r2.push(rng.random::<f64>());
         }
         let next = self.step(&x, &v, &p, &g, &r1, &r2);
-        Ok(vec![Individual::new(unit_box.point_at(&next))])
+        Ok(vec![Individual::new(self.unit.point_at(&next))])
     }
 }
 

@@ -1,6 +1,7 @@
-//! PSO tests: each variant's update against hand-computed steps, bounds and types for any float or
-//! int space and pool, determinism, the categorical error, and a quality test per variant against
-//! random search with the same budget.
+//! PSO tests: each variant's update against hand-computed steps, the particle rebuilt from its
+//! worker's previous two generations (an emigrated position too), the pools' look-ups against a
+//! scan, bounds and types for any float or int space and pool, determinism, the categorical error,
+//! and a quality test per variant against random search with the same budget.
 
 use proptest::prelude::*;
 use rand::seq::SliceRandom;
@@ -12,8 +13,10 @@ use crate::propagator::{Compose, Conditional, InitUniform};
 use crate::rng::worker_rng;
 use crate::space::{Domain, Param, Value};
 
-fn breeder(worker: u32) -> Breeder {
-    Breeder { island: 0, worker, generation: 0 }
+/// Worker `worker` of island 0 breeding its generation `generation`: its position is its individual
+/// of generation `generation - 1`, its previous position that of `generation - 2`.
+fn breeder(worker: u32, generation: u64) -> Breeder {
+    Breeder { island: 0, worker, generation }
 }
 
 fn evaluated(values: Vec<Value>, worker: u32, generation: u64, loss: f64) -> Individual {
@@ -106,7 +109,7 @@ fn ints_take_their_bin_and_log_floats_map_in_log_space() {
     assert!((at(0.0)[1].as_f64() - 1e-2).abs() < 1e-12, "{:?}", at(0.0));
     let pool = vec![evaluated(vec![Value::Int(7), Value::Float(1e-3)], 0, 0, 1.0)];
     for pso in all_variants(&space) {
-        let child = pso.propagate_as(breeder(0), &pool, &space, &mut worker_rng(0, 0)).unwrap();
+        let child = pso.propagate_as(breeder(0, 1), &pool, &space, &mut worker_rng(0, 0)).unwrap();
         assert_eq!(child[0].values[0], Value::Int(7));
         assert!((child[0].values[1].as_f64() - 1e-3).abs() < 1e-15, "{:?}", child[0].values);
     }
@@ -127,7 +130,7 @@ fn particles_near_the_ends_of_f64_and_i64_stay_finite_and_inside() {
     for pso in all_variants(&space) {
         let mut rng = worker_rng(3, 0);
         for _ in 0..20 {
-            let child = pso.propagate_as(breeder(0), &pool, &space, &mut rng).unwrap().remove(0);
+            let child = pso.propagate_as(breeder(0, 2), &pool, &space, &mut rng).unwrap().remove(0);
             assert!(space.contains(&child.values), "{:?}: {:?}", pso.variant(), child.values);
             assert!(child.values[0].as_f64().is_finite(), "{:?}", child.values);
         }
@@ -142,10 +145,14 @@ fn categorical_parameters_are_refused_by_name() {
         let e = Pso::new(&space, variant, &PsoConfig::constriction()).unwrap_err().to_string();
         assert!(e.contains("PSO") && e.contains("'activation'"), "{e}");
     }
-    // A swarm built for another space refuses this one when breeding too.
+    // A swarm built for another space refuses this one when breeding too, naming the categorical,
+    // and refuses any other space as well.
     let pso = Pso::canonical(&unit_space()).unwrap();
-    let e = pso.propagate_as(breeder(0), &Vec::new(), &space, &mut worker_rng(0, 0)).unwrap_err();
+    let e = pso.propagate_as(breeder(0, 0), &Vec::new(), &space, &mut worker_rng(0, 0)).unwrap_err();
     assert!(e.to_string().contains("'activation'"), "{e}");
+    let other = SearchSpace::builder().float("x", 0.0, 2.0).build().unwrap();
+    let e = pso.propagate_as(breeder(0, 0), &Vec::new(), &other, &mut worker_rng(0, 0)).unwrap_err();
+    assert!(e.to_string().contains("different search space"), "{e}");
 }
 
 #[test]
@@ -171,34 +178,87 @@ fn propagate_without_a_breeder_is_an_error() {
 #[test]
 fn a_worker_without_a_particle_starts_at_a_random_point() {
     let space = SearchSpace::builder().float("x", -3.0, 3.0).int("n", 1, 9).build().unwrap();
+    // Worker 1 bred generation 0; worker 0 nothing.
     let pool = vec![evaluated(vec![Value::Float(1.0), Value::Int(2)], 1, 0, 1.0)];
-    for pso in all_variants(&space) {
-        let mut rng = worker_rng(5, 0);
-        let children: Vec<_> =
-            (0..20).map(|_| pso.propagate_as(breeder(0), &pool, &space, &mut rng).unwrap().remove(0)).collect();
-        assert!(children.iter().all(|c| space.contains(&c.values) && c.loss == f64::INFINITY));
-        assert!(children.windows(2).any(|w| w[0].values != w[1].values));
+    // Worker 0 in any generation, and worker 1 in its first and in one whose previous generation is
+    // not stored (the first after a reshape whose generation offset skipped some).
+    for who in [breeder(0, 0), breeder(0, 1), breeder(1, 0), breeder(1, 5)] {
+        for pso in all_variants(&space) {
+            let mut rng = worker_rng(5, 0);
+            let children: Vec<_> =
+                (0..20).map(|_| pso.propagate_as(who, &pool, &space, &mut rng).unwrap().remove(0)).collect();
+            assert!(children.iter().all(|c| space.contains(&c.values) && c.loss == f64::INFINITY));
+            assert!(children.windows(2).any(|w| w[0].values != w[1].values), "{who:?}");
+        }
     }
+}
+
+/// The expected child of worker 1 breeding generation 3 in the pools below: position 0.5, previous
+/// position 0.6, personal best 0.6, global best 0.9 (in tenths of the range `[0, 10]`).
+fn expected_step(pso: &Pso, rng: &PropRng) -> f64 {
+    let mut draws = rng.clone();
+    let (r1, r2) = (draws.random::<f64>(), draws.random::<f64>());
+    pso.step(&[0.5], &[0.5 - 0.6], &[0.6], &[0.9], &[r1], &[r2])[0]
+}
+
+fn tenths(x: f64, worker: u32, generation: u64, loss: f64) -> Individual {
+    evaluated(vec![Value::Float(x * 10.0)], worker, generation, loss)
 }
 
 #[test]
 fn the_particle_is_rebuilt_from_the_workers_own_individuals() {
-    // Worker 1 went 0.2 -> 0.6 -> 0.5 (newest); its best is 0.6; the island's best is worker 2's 0.9.
+    // Worker 1 went 0.2 -> 0.6 -> 0.5 (generation 2, its newest); its best is 0.6; the island's best
+    // is worker 2's 0.9. Worker 1's individual from island 1 with a higher generation (an old run's,
+    // before a reshape) is not its position: the position is found by identity.
     let space = SearchSpace::builder().float("x", 0.0, 10.0).build().unwrap();
-    let at = |x: f64, worker, generation, loss| evaluated(vec![Value::Float(x * 10.0)], worker, generation, loss);
-    let mut pool =
-        vec![at(0.6, 1, 1, 2.0), at(0.9, 2, 0, 1.0), at(0.5, 1, 2, 3.0), at(0.2, 1, 0, 4.0), at(0.1, 0, 7, 9.0)];
+    let mut old_run = tenths(0.3, 1, 9, 5.0);
+    old_run.id.island = 1;
+    let mut pool = vec![
+        tenths(0.6, 1, 1, 2.0),
+        tenths(0.9, 2, 0, 1.0),
+        tenths(0.5, 1, 2, 3.0),
+        tenths(0.2, 1, 0, 4.0),
+        tenths(0.1, 0, 7, 9.0),
+        old_run,
+    ];
+    for pso in all_variants(&space) {
+        let rng = worker_rng(11, 3);
+        let expected = expected_step(&pso, &rng);
+        for _ in 0..3 {
+            pool.shuffle(&mut worker_rng(1, 1));
+            let child = pso.propagate_as(breeder(1, 3), &pool, &space, &mut rng.clone()).unwrap().remove(0);
+            let Value::Float(x) = child.values[0] else { panic!() };
+            assert!((x / 10.0 - expected).abs() < 1e-12, "{:?}: {x} vs {expected}", pso.variant());
+        }
+    }
+}
+
+#[test]
+fn an_emigrated_last_individual_is_still_the_particles_position() {
+    // As above, in a population where worker 1's newest individual (0.5, generation 2) has emigrated:
+    // the particle is still there, and its personal best is its best individual still on the island.
+    let space = SearchSpace::builder().float("x", 0.0, 10.0).build().unwrap();
+    let mut population = Population::new();
+    for i in [tenths(0.6, 1, 1, 2.0), tenths(0.9, 2, 0, 1.0), tenths(0.5, 1, 2, 3.0), tenths(0.2, 1, 0, 4.0)] {
+        population.insert(i);
+    }
+    let id = |generation| IndividualId { island: 0, worker: 1, generation };
+    assert!(population.deactivate(id(2), 0));
+    for pso in all_variants(&space) {
+        let rng = worker_rng(11, 3);
+        let expected = expected_step(&pso, &rng);
+        let child = pso.propagate_as(breeder(1, 3), &population, &space, &mut rng.clone()).unwrap().remove(0);
+        assert!((child.values[0].as_f64() / 10.0 - expected).abs() < 1e-12, "{:?}", pso.variant());
+    }
+    // With none of its individuals left on the island, the personal best is the position itself.
+    assert!(population.deactivate(id(1), 0) && population.deactivate(id(0), 0));
     for pso in all_variants(&space) {
         let rng = worker_rng(11, 3);
         let mut draws = rng.clone();
         let (r1, r2) = (draws.random::<f64>(), draws.random::<f64>());
-        let expected = pso.step(&[0.5], &[0.5 - 0.6], &[0.6], &[0.9], &[r1], &[r2]);
-        for _ in 0..3 {
-            pool.shuffle(&mut worker_rng(1, 1));
-            let child = pso.propagate_as(breeder(1), &pool, &space, &mut rng.clone()).unwrap().remove(0);
-            let Value::Float(x) = child.values[0] else { panic!() };
-            assert!((x / 10.0 - expected[0]).abs() < 1e-12, "{:?}: {x} vs {expected:?}", pso.variant());
-        }
+        let expected = pso.step(&[0.5], &[0.5 - 0.6], &[0.5], &[0.9], &[r1], &[r2])[0];
+        let child = pso.propagate_as(breeder(1, 3), &population, &space, &mut rng.clone()).unwrap().remove(0);
+        assert!((child.values[0].as_f64() / 10.0 - expected).abs() < 1e-12, "{:?}", pso.variant());
     }
 }
 
@@ -210,28 +270,54 @@ fn combinators_pass_the_breeder_on() {
     let conditional = Conditional::new(1, pso(), Box::new(InitUniform::fresh())).unwrap();
     let composed = Compose::new(vec![pso()]).unwrap();
     for op in [&conditional as &dyn Propagator, &composed] {
-        let child = op.propagate_as(breeder(4), &pool, &space, &mut worker_rng(0, 0)).unwrap();
+        let child = op.propagate_as(breeder(4, 1), &pool, &space, &mut worker_rng(0, 0)).unwrap();
         // One own individual that is also the island's best: no velocity, no pull, it stays.
         assert_eq!(child[0].values, vec![Value::Float(0.3)], "{}", op.name());
     }
 }
 
-#[test]
-fn population_and_vec_pools_agree_on_a_workers_individuals() {
-    let mut rng = worker_rng(2, 0);
-    let space = unit_space();
-    let all: Vec<Individual> =
-        (0..40).map(|g| evaluated(space.sample(&mut rng), (g % 3) as u32, g, (g * 7 % 11) as f64)).collect();
-    let mut population = Population::new();
-    all.iter().cloned().for_each(|i| {
-        population.insert(i);
-    });
-    for w in 0..4 {
-        let mut a = Pool::of_worker(&population, w);
-        let mut b = all.of_worker(w);
-        a.sort_by_key(|i| i.id);
-        b.sort_by_key(|i| i.id);
-        assert_eq!(a, b);
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A population's `stored` and `best_of_worker` (index look-ups) give what a scan of every
+    /// individual gives, with emigrated individuals (kept, inactive) among them; so do a vector's.
+    #[test]
+    fn population_look_ups_agree_with_a_scan(
+        events in prop::collection::vec((0u32..4, 0u64..30, 0u8..6, any::<bool>()), 0..60),
+    ) {
+        let space = unit_space();
+        let mut population = Population::new();
+        let mut all: Vec<Individual> = Vec::new();
+        for &(worker, generation, loss, emigrate) in &events {
+            let id = IndividualId { island: 0, worker, generation };
+            if all.iter().any(|i| i.id == id) {
+                continue;
+            }
+            // Equal losses test the ties; 5 stands for a failed evaluation.
+            let loss = if loss == 5 { f64::INFINITY } else { f64::from(loss) };
+            let ind = evaluated(space.sample(&mut worker_rng(generation, u64::from(worker))), worker, generation, loss);
+            population.insert(ind.clone());
+            if emigrate {
+                population.deactivate(id, 0);
+            }
+            all.push(ind);
+        }
+        let active: Vec<Individual> = all.iter().filter(|i| population.is_active(&i.id)).cloned().collect();
+        for worker in 0..5 {
+            let scan = active
+                .iter()
+                .filter(|i| i.id.worker == worker)
+                .min_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)))
+                .cloned();
+            prop_assert_eq!(&Pool::best_of_worker(&population, worker), &scan);
+            prop_assert_eq!(&active.best_of_worker(worker), &scan);
+            for generation in 0..31 {
+                let id = IndividualId { island: 0, worker, generation };
+                let scan = all.iter().find(|i| i.id == id).cloned();
+                prop_assert_eq!(&Pool::stored(&population, &id), &scan);
+                prop_assert_eq!(&all.stored(&id), &scan);
+            }
+        }
     }
 }
 
@@ -253,15 +339,24 @@ fn arb_space() -> impl Strategy<Value = SearchSpace> {
     })
 }
 
-/// `n` evaluated individuals of workers 0..3 with distinct generations, some failed (`+inf`).
+/// `n` evaluated individuals of workers 0..3, each worker's generations counted from 0, some failed
+/// (`+inf`).
 fn random_pool(space: &SearchSpace, n: usize, seed: u64) -> Vec<Individual> {
     let mut rng = worker_rng(seed, 9);
+    let mut next = [0u64; 3];
     (0..n)
         .map(|k| {
             let loss = if k % 5 == 4 { f64::INFINITY } else { rng.random::<f64>() };
-            evaluated(space.sample(&mut rng), rng.random_range(0..3), k as u64, loss)
+            let worker = rng.random_range(0..3);
+            next[worker] += 1;
+            evaluated(space.sample(&mut rng), worker as u32, next[worker] - 1, loss)
         })
         .collect()
+}
+
+/// The generation worker `w` breeds next in `pool`: one past its newest.
+fn next_generation(pool: &[Individual], w: u32) -> u64 {
+    pool.iter().filter(|i| i.id.worker == w).map(|i| i.id.generation + 1).max().unwrap_or(0)
 }
 
 proptest! {
@@ -273,13 +368,14 @@ proptest! {
         let mut rng = worker_rng(seed, 0);
         for pso in all_variants(&space) {
             // Children fed back in, so particles with velocities and reflections are exercised too.
-            for g in 0..10u64 {
-                let mut child = pso.propagate_as(breeder(w), &pool, &space, &mut rng).unwrap();
+            for _ in 0..10 {
+                let generation = next_generation(&pool, w);
+                let mut child = pso.propagate_as(breeder(w, generation), &pool, &space, &mut rng).unwrap();
                 prop_assert_eq!(child.len(), 1);
                 prop_assert!(space.contains(&child[0].values), "{:?}: {:?}", pso.variant(), child[0].values);
                 prop_assert!(child[0].loss == f64::INFINITY);
                 let mut c = child.remove(0);
-                c.id = IndividualId { island: 0, worker: w, generation: 100 + g };
+                c.id = IndividualId { island: 0, worker: w, generation };
                 c.loss = rng.random::<f64>();
                 pool.push(c);
             }
@@ -295,10 +391,11 @@ proptest! {
         for i in pool.iter().cloned() {
             population.insert(i);
         }
+        let who = breeder(w, next_generation(&pool, w));
         for pso in all_variants(&space) {
-            let a = pso.propagate_as(breeder(w), &pool, &space, &mut worker_rng(seed, 2)).unwrap();
-            let b = pso.propagate_as(breeder(w), &shuffled, &space, &mut worker_rng(seed, 2)).unwrap();
-            let c = pso.propagate_as(breeder(w), &population, &space, &mut worker_rng(seed, 2)).unwrap();
+            let a = pso.propagate_as(who, &pool, &space, &mut worker_rng(seed, 2)).unwrap();
+            let b = pso.propagate_as(who, &shuffled, &space, &mut worker_rng(seed, 2)).unwrap();
+            let c = pso.propagate_as(who, &population, &space, &mut worker_rng(seed, 2)).unwrap();
             prop_assert_eq!(&a[0].values, &b[0].values);
             prop_assert_eq!(&a[0].values, &c[0].values);
         }
