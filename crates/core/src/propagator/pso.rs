@@ -9,8 +9,8 @@
 //! evaluated, even if that individual has since emigrated), its velocity the step from the
 //! individual of the generation before that to the position (zero if that one is not stored), its
 //! personal best the worker's lowest-loss active individual ([`Pool::best_of_worker`]: a scan of
-//! the loss index that stops at the worker's first individual; ties: the lowest identity; the
-//! position if none is active), and the global best the pool's lowest-loss individual. Failed
+//! the loss index that stops at the worker's first individual; ties: the lowest identity) or its
+//! position when that is better or none is active, and the global best the pool's lowest-loss individual. Failed
 //! evaluations count with their loss of `+inf`. A worker whose previous generation is not stored
 //! (its first, or the first after a reshape whose generation offset skipped some) starts anywhere:
 //! a uniformly random point, so no `Conditional` with an initialiser is needed.
@@ -39,7 +39,7 @@
 //! with the world rank, issue #82); the random factors are drawn per dimension (the reference draws
 //! one per term); the child always lies in the space (the reference neither reflects nor clips);
 //! the velocity is derived from the last two positions instead of being stored in the individual;
-//! the personal best is the best of the worker's individuals still on the island;
+//! the personal best is the best of the worker's individuals still on the island and its position;
 //! a worker without a particle yet gets a random point (the reference's `max` of an empty list
 //! raises without its `InitUniformPSO`).
 
@@ -244,7 +244,9 @@ impl Propagator for Pso {
             return Ok(vec![Individual::new(space.sample(rng))]);
         };
         let previous = breeder.generation.checked_sub(2).and_then(own);
-        let personal_best = pool.best_of_worker(breeder.worker);
+        // The best place the particle has been: its best individual still on the island, or its
+        // position when that is better (it may have emigrated since).
+        let personal_best = pool.best_of_worker(breeder.worker).filter(|b| b.loss <= position.loss);
         let global_best = pool.best(1).pop();
         let personal_best = personal_best.as_ref().unwrap_or(&position);
         let global_best = global_best.as_ref().unwrap_or(personal_best);
