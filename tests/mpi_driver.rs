@@ -158,6 +158,7 @@ fn pollination_replaces_one_individual_per_immigrant_and_ends_consistent() {
                 best["active_per_island"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
             assert_eq!(active, vec![per_island * 200; islands], "{t:?}, {islands} islands: {best}");
             let replay = read_checkpoint(&dir.path().join("checkpoint")).unwrap().unwrap();
+            let mut took_in = 0;
             for island in 0..islands {
                 let pop = island_population(&replay, island);
                 assert_eq!(pop.active_len() as u64, per_island * 200, "{t:?}: island {island} read back");
@@ -167,9 +168,12 @@ fn pollination_replaces_one_individual_per_immigrant_and_ends_consistent() {
                     .island_workers(island)
                     .map(|w| replay.workers[w].deactivations.iter().filter(|(_, s)| *s == ALL_COPIES).count())
                     .sum();
-                assert!(immigrants > 0, "{t:?}: island {island} took in no immigrant");
                 assert_eq!(replaced as u64, immigrants, "{t:?}: island {island}: one replacement per immigrant");
+                took_in += immigrants;
             }
+            // Not per island: an island that runs far ahead of the others (8 ranks on 2 cores) can
+            // hold the best everywhere, so that all it gets back are its own identities.
+            assert!(took_in > 0, "{t:?}, {islands} islands: no island took in an immigrant");
         }
     }
 }
