@@ -27,6 +27,11 @@
 #   FUNCTIONS* ["sphere rosenbrock step quartic rastrigin griewank schwefel bisphere birastrigin";
 #               quick "sphere rastrigin"]
 #   POLLINATION [0]  MIGRATION_PROBABILITY [0.9]
+#   PROPAGATOR [ga]  pso, cmaes or nm: both sides use that optimizer instead of the genetic one
+#                    (ours: --propagator pso, cmaes-basic, nm; the reference: its pso/cmaes/nm
+#                    tutorials' propagators, BasicPSO, CMAPropagator(BasicCMA), ParallelNelderMead),
+#                    on one island (the reference's PSO needs world rank = island rank, issue #82);
+#                    the throughput runs, which measure the genetic propagator, are skipped
 #   SKIP_REFERENCE [0]  SKIP_OURS [0]  SKIP_THROUGHPUT [0]  SKIP_QUALITY [0]  SKIP_SETUP [0]
 #   SKIP_FUNCTION_CHECK [0]  1: skip re-evaluating our trials with the reference's functions
 #   REBUILD [0]     1: run `cargo build --release` even if the binary exists
@@ -58,6 +63,18 @@ QUALITY_GENERATIONS="${QUALITY_GENERATIONS:-256}"
 SEEDS="${SEEDS:-0 1 2}"
 FUNCTIONS="${FUNCTIONS:-sphere rosenbrock step quartic rastrigin griewank schwefel bisphere birastrigin}"
 POLLINATION="${POLLINATION:-0}"
+PROPAGATOR="${PROPAGATOR:-ga}"
+case "$PROPAGATOR" in
+    ga) OURS_PROPAGATOR=ga ;;
+    pso) OURS_PROPAGATOR=pso ;;
+    cmaes) OURS_PROPAGATOR=cmaes-basic ;;
+    nm) OURS_PROPAGATOR=nm ;;
+    *) echo "PROPAGATOR must be ga, pso, cmaes or nm, not '$PROPAGATOR'" >&2; exit 2 ;;
+esac
+if [[ "$PROPAGATOR" != "ga" ]]; then
+    ISLANDS=1
+    SKIP_THROUGHPUT=1
+fi
 MIGRATION_PROBABILITY="${MIGRATION_PROBABILITY:-0.9}"
 POP_SIZE="${POP_SIZE:-$((2 * RANKS))}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-1800}"
@@ -136,7 +153,8 @@ run_reference() { # phase function generations seed
     # shellcheck disable=SC2086
     timeout --kill-after=15 "$RUN_TIMEOUT" "$MPIRUN" -np "$RANKS" $MPIRUN_ARGS \
         "$VENV/bin/python" "$REPO_ROOT/benches/reference/run_reference.py" \
-        --function "$fn" --generations "$g" --seed "$seed" "${common_args[@]}" > "$so" 2> "$se"
+        --function "$fn" --generations "$g" --seed "$seed" --propagator "$PROPAGATOR" "${common_args[@]}" \
+        > "$so" 2> "$se"
     local rc=$?
     local line
     line="$(grep -m1 '^{"impl": "reference"' "$so")"
@@ -169,7 +187,8 @@ run_ours() { # phase function generations seed
     log "ours:      $fn ranks=$RANKS islands=$ISLANDS G=$g seed=$seed"
     # shellcheck disable=SC2086
     timeout --kill-after=15 "$RUN_TIMEOUT" "$MPIRUN" -np "$RANKS" $MPIRUN_ARGS \
-        "$OURS_BIN" --function "$fn" --generations "$g" --seed "$seed" "${common_args[@]}" \
+        "$OURS_BIN" --function "$fn" --generations "$g" --seed "$seed" --propagator "$OURS_PROPAGATOR" \
+        "${common_args[@]}" \
         "${ckpt_args[@]}" --out "$dir" $OURS_EXTRA_ARGS > "$se" 2>&1
     local rc=$?
     if [[ $rc -ne 0 || ! -s "$dir/best.json" ]]; then

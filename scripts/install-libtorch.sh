@@ -5,9 +5,48 @@
 # whose dependencies (cuBLAS, cuDNN, NCCL, ...) must then load, and PyTorch itself (the step
 # benchmark) imports only with them. Idempotent. Prints the LIBTORCH directory on its last line.
 #
-# Override the place with PROPULATE_TORCH_VENV. A machine that already has a libtorch 2.9.0 can
-# skip this and export LIBTORCH itself.
+# Override the place with PROPULATE_TORCH_VENV.
+#
+# PROPULATE_LIBTORCH=DIR uses a torch that is already installed instead and downloads nothing.
+# DIR is a torch directory (holding include/ and lib/libtorch_cpu.so: a wheel's site-packages/torch
+# or an unpacked libtorch zip) or a virtual environment with torch in it, such as the GPU
+# machine's /opt/torch/.venv (torch 2.11.0+cu130). Any version; `source scripts/libtorch-env.sh`
+# then sets what a version other than 2.9.0 and a CUDA build need.
 set -euo pipefail
+
+# The torch directory in DIR: DIR itself, or the one torch package of a virtual environment.
+existing_torch() {
+    local dir="$1" found=()
+    if [ -f "$dir/lib/libtorch_cpu.so" ] && [ -d "$dir/include" ]; then
+        echo "$dir"
+        return
+    fi
+    for t in "$dir"/lib/python3*/site-packages/torch; do
+        [ -f "$t/lib/libtorch_cpu.so" ] && [ -d "$t/include" ] && found+=("$t")
+    done
+    if [ "${#found[@]}" -eq 1 ]; then
+        echo "${found[0]}"
+        return
+    fi
+    if [ "${#found[@]}" -gt 1 ]; then
+        echo "install-libtorch: PROPULATE_LIBTORCH=$dir has several torch installs (${found[*]}); name one of them" >&2
+    else
+        echo "install-libtorch: PROPULATE_LIBTORCH=$dir is neither a torch directory (include/ and" \
+            "lib/libtorch_cpu.so) nor a virtual environment with one (lib/python3*/site-packages/torch)" >&2
+    fi
+    exit 1
+}
+
+if [ -n "${PROPULATE_LIBTORCH:-}" ]; then
+    # Made absolute before anything changes the directory, so that a relative DIR works.
+    if ! dir="$(cd "$PROPULATE_LIBTORCH" 2>/dev/null && pwd)"; then
+        echo "install-libtorch: PROPULATE_LIBTORCH=$PROPULATE_LIBTORCH is not a directory" >&2
+        exit 1
+    fi
+    existing_torch "$dir"
+    exit 0
+fi
+
 cd "$(dirname "$0")/.."
 venv="${PROPULATE_TORCH_VENV:-$PWD/.torch}"
 libtorch() { "$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' | sed 's|$|/torch|'; }

@@ -35,7 +35,7 @@
 #![warn(missing_docs)]
 
 pub use propulate_core::{Individual, IndividualId, IslandSpec, Params, SearchSpace, TopologySpec, Value};
-pub use propulate_core::{functions, individual, layout, population, propagator, rng, space, topology};
+pub use propulate_core::{early_stop, functions, individual, layout, population, propagator, rng, space, topology};
 pub use propulate_engine::{
     Error, LossResult, Observer, ObserverMode, Optimizer, Result, RunConfig, RunResult, Selection, WorkerContext,
 };

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use propulate::cnn::{self, Activation, Backend, Compute, Hyperparameters, Split, TrainSettings};
+use propulate::cnn::{self, Activation, Backend, Compute, Hyperparameters, Split, TrainSettings, Training};
 use propulate::ddp::CommGradSync;
 use propulate::{Optimizer, SearchSpace};
 
@@ -85,6 +85,42 @@ fn two_replicas_learn(backend: Backend) {
 }
 
 #[test]
+fn a_replica_split_over_two_devices_learns_and_replicas_stay_identical() {
+    // --gpus-per-rank 2 puts the convolutions on one GPU and the classifier on another; here both
+    // "devices" are the CPU, which runs the same path: activations and labels moved to the
+    // classifier's device, gradients of both parts averaged over the worker, the replica check.
+    // (That the split computes what the whole network does is a unit test of `Net`.)
+    for backend in backends() {
+        let train = cnn::idx::load(data_dir(), Split::Train).unwrap().truncated(512);
+        let valid = cnn::idx::load(data_dir(), Split::Test).unwrap().truncated(256);
+        let space = SearchSpace::builder().float("unused", 0.0, 1.0).build().unwrap();
+        let result = Optimizer::new(space)
+            .generations(1)
+            .ranks_per_worker(2)
+            .run_local(2, move |_, ctx| {
+                let hp = Hyperparameters { conv_layers: 2, activation: Activation::Relu, lr: 1.0, gamma: 0.9 };
+                let settings = TrainSettings { max_epochs: 3, patience: 3, batch: 16 };
+                let (device, other) = (backend.device(Compute::Cpu)?, backend.device(Compute::Cpu)?);
+                let training = Training {
+                    train: &train,
+                    valid: &valid,
+                    hp,
+                    settings,
+                    seed: ctx.seed,
+                    classifier_device: Some(&other),
+                };
+                let outcome = training.run(&mut CommGradSync::new(ctx), &device, &mut |_, _, _| Ok(false))?;
+                if outcome.accuracy < 0.5 || outcome.best_loss > 1.5 {
+                    return Err(format!("did not learn: {outcome:?}").into());
+                }
+                Ok(outcome.best_loss)
+            })
+            .unwrap();
+        assert_eq!(result.failed, 0, "{backend:?}: {:?}", result.trials[0].failure);
+    }
+}
+
+#[test]
 fn the_cnn_tutorial_runs_under_mpirun() {
     let mut cmd = common::mpirun(4);
     cmd.env("RAYON_NUM_THREADS", "1").arg(common::example("mnist_cnn")).arg(data_dir()).args(["128", "1", "2"]);
@@ -112,27 +148,21 @@ fn cli(args: &[&str]) -> std::process::Output {
     common::run_with_timeout(cmd, std::time::Duration::from_secs(600))
 }
 
+/// The CLI's CNN search on 600 training and 200 validation images, at most 6 epochs, batches of 2,
+/// seed 9, no checkpoint, results in `out_dir`, plus `extra`.
+fn small_search(out_dir: &Path, extra: &[&str]) -> std::process::Output {
+    let out = out_dir.to_str().unwrap();
+    let base = ["--train-images", "600", "--valid-images", "200", "--epochs", "6", "--batch", "2", "--seed", "9"];
+    let args: Vec<&str> =
+        base.iter().copied().chain(["--no-checkpoint", "--out", out]).chain(extra.iter().copied()).collect();
+    cli(&args)
+}
+
 #[test]
 fn the_cli_tunes_the_cnn_with_two_ranks_per_worker_well_below_chance() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
-    let out = cli(&[
-        "--train-images",
-        "600",
-        "--valid-images",
-        "200",
-        "--epochs",
-        "6",
-        "--batch",
-        "2",
-        "--generations",
-        "2",
-        "--seed",
-        "9",
-        "--no-checkpoint",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
+    let out = small_search(&out_dir, &["--generations", "2"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     // One line per evaluation: 2 workers x 2 generations.
@@ -151,19 +181,70 @@ fn the_cli_tunes_the_cnn_with_two_ranks_per_worker_well_below_chance() {
     assert!(best["metrics"]["accuracy"].as_f64().unwrap() > 0.3, "{best}");
     let csv = std::fs::read_to_string(out_dir.join("trials.csv")).unwrap();
     let header = csv.lines().next().unwrap();
-    assert!(header.contains(",conv_layers,activation,lr,gamma,") && header.ends_with(",accuracy,epochs"), "{header}");
+    assert!(
+        header.contains(",conv_layers,activation,lr,gamma,") && header.ends_with(",accuracy,epochs,pruned,last_step"),
+        "{header}"
+    );
     assert_eq!(csv.lines().count(), 5);
+    // Without --early-stop every epoch is reported and nothing is pruned.
+    assert!(csv.lines().skip(1).all(|row| row.contains(",false,")), "{csv}");
+}
+
+#[test]
+fn early_stopping_prunes_crawling_networks_on_every_rank_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out = small_search(&out_dir, &["--generations", "3", "--early-stop", "static"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    // Every rank of a worker stopped at the same epoch: otherwise the replica check after training
+    // or the next collective would have failed the evaluation or hung the run.
+    assert!(stdout.contains("evaluations: 6 (0 failed"), "{stdout}");
+    let pruned_lines = stdout.lines().filter(|l| l.contains(", pruned after step ")).count();
+    let csv = std::fs::read_to_string(out_dir.join("trials.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (epochs, pruned, last_step) = (column("epochs"), column("pruned"), column("last_step"));
+    let mut pruned_rows = 0;
+    for row in csv.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        // The step reported is the number of epochs trained.
+        assert_eq!(f[epochs], f[last_step], "{row}");
+        if f[pruned] == "true" {
+            pruned_rows += 1;
+            let trained: u64 = f[epochs].parse().unwrap();
+            assert!((2..6).contains(&trained), "pruned after {trained} epochs: {row}");
+        }
+    }
+    // Seed 9's first network of worker 0 learns (loss 0.80, see above); networks that crawl near
+    // chance after it are more than 25 % worse at the same epoch and stop after their second.
+    assert!(pruned_rows >= 1, "nothing was pruned:\n{csv}");
+    assert_eq!(pruned_lines, pruned_rows, "{stdout}");
 }
 
 #[test]
 fn bad_cnn_flags_are_clear_errors_before_any_training() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["--batch", "0"], "--batch must be at least 1"),
         (&["--propagator", "pso"], "PSO cannot search categorical parameter 'activation'"),
         (&["--backend", "cuda"], "unknown backend 'cuda'; valid: tch, flex"),
         (&["--device", "cuda"], "GPU"),
         (&["--device", "tpu"], "unknown device 'tpu'; valid: cpu, cuda, auto"),
+        (&["--early-stop", "hyperband"], "--early-stop hyperband is not a known early stopper; valid: none, median"),
+        (&["--gpus-per-rank", "2"], "--gpus-per-rank 2 needs CUDA GPUs, but libtorch sees none on this node"),
+        (
+            &["--gpus-per-rank", "2", "--backend", "flex"],
+            "--gpus-per-rank 2 places each replica on GPUs: it needs --backend tch",
+        ),
+        (&["--gpus-per-rank", "0"], "--gpus-per-rank"),
     ];
+    let mut cases = cases.to_vec();
+    if Backend::Tch.is_built() && cnn::backend::cuda_devices() == 0 {
+        cases.push((
+            &["--gpus-per-rank", "2"],
+            "--gpus-per-rank 2 needs CUDA GPUs, but libtorch sees none on this node",
+        ));
+    }
     for (args, expected) in cases {
         let out = cli(args);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -4,16 +4,11 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-fn script(dir: &Path, name: &str, body: &str) {
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/bash\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
+use common::shim;
 
 fn job(shims: &Path, work: &Path, job_number: u32, job_id: &str) -> std::process::Output {
     let mut cmd = Command::new("bash");
@@ -37,10 +32,10 @@ fn a_cut_off_job_is_resumed_by_its_successor() {
     let work = tempfile::tempdir().unwrap();
     let shims = work.path().join("bin");
     std::fs::create_dir(&shims).unwrap();
-    script(&shims, "sbatch", r#"echo "$@" >> "$LOG/sbatch.log"; echo 4242"#);
-    script(&shims, "scancel", r#"echo "$@" >> "$LOG/scancel.log""#);
+    shim(&shims, "sbatch", r#"echo "$@" >> "$LOG/sbatch.log"; echo 4242"#);
+    shim(&shims, "scancel", r#"echo "$@" >> "$LOG/scancel.log""#);
     // First job: the "wall-time" strikes mid-run: every rank and mpirun are killed.
-    script(
+    shim(
         &shims,
         "srun",
         r#"mpirun -np 4 --bind-to none "$@" --eval-delay-ms 2 -q >/dev/null 2>&1 &
@@ -63,7 +58,7 @@ exit 137"#,
 
     // The successor: srun works normally; the run completes and the next successor is cancelled.
     std::thread::sleep(Duration::from_millis(300)); // let the killed ranks' exits settle
-    script(&shims, "srun", r#"exec mpirun -np 4 --bind-to none "$@" -q"#);
+    shim(&shims, "srun", r#"exec mpirun -np 4 --bind-to none "$@" -q"#);
     let out = job(&shims, work.path(), 2, "101");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));

@@ -48,6 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         backend: Backend::fastest_built(),
         device: DeviceChoice::Auto,
         rendezvous_timeout: Duration::from_secs(60),
+        gpus_per_rank: 1,
     };
     // One line per finished evaluation, from its worker root.
     let report = |rank: &RankInfo, event: &Event<'_>| {

@@ -63,6 +63,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--mutation-prob", type=float, default=0.4)
     p.add_argument("--random-init-prob", type=float, default=0.1)
     p.add_argument("--sigma-factor", type=float, default=0.05)
+    p.add_argument("--propagator", default="ga", choices=("ga", "pso", "cmaes", "nm"),
+                   help="ga: the default genetic propagator on islands; pso (BasicPSO, inertia 0.729, "
+                        "c1 = c2 = 1.49445), cmaes (CMAPropagator with BasicCMA) or nm (ParallelNelderMead): "
+                        "built as the reference's pso/cmaes/nm tutorials build them, on one Propulator "
+                        "(its PSO needs world rank = island rank, issue #82, so these run on one island)")
     p.add_argument("--checkpoint-dir", default=None,
                    help="parent directory for the throw-away checkpoint dir (default: $TMPDIR)")
     p.add_argument("--verbose", action="store_true", help="keep Propulate's banner and INFO logging")
@@ -71,6 +76,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error("--generations must be >= 1 (0 leaves Propulate 1.2.2's Propulator half-built)")
     if args.islands < 1:
         p.error("--islands must be >= 1")
+    if args.propagator != "ga" and args.islands != 1:
+        p.error("--propagator pso|cmaes|nm runs on one island, as the reference's tutorials do")
     return args
 
 
@@ -128,15 +135,18 @@ def main() -> int:
     # offspring" on the first emigration attempt. With one island there is nowhere to migrate
     # to anyway, so migration is switched off.
     migration_probability = args.migration_probability if args.islands > 1 else 0.0
-    propagator = get_default_propagator(
-        pop_size=pop_size,
-        limits=limits,
-        crossover_prob=args.crossover_prob,
-        mutation_prob=args.mutation_prob,
-        random_init_prob=args.random_init_prob,
-        sigma_factor=args.sigma_factor,
-        rng=rng,
-    )
+    if args.propagator == "ga":
+        propagator = get_default_propagator(
+            pop_size=pop_size,
+            limits=limits,
+            crossover_prob=args.crossover_prob,
+            mutation_prob=args.mutation_prob,
+            random_init_prob=args.random_init_prob,
+            sigma_factor=args.sigma_factor,
+            rng=rng,
+        )
+    else:
+        propagator = tutorial_propagator(args, limits, rng, rank, pop_size)
 
     # One fresh checkpoint directory shared by all ranks (files are per island).
     ckpt_dir = None
@@ -147,25 +157,33 @@ def main() -> int:
     quiet = contextlib.redirect_stdout(io.StringIO()) if not args.verbose else contextlib.nullcontext()
     try:
         with quiet:  # Islands() prints an ASCII-art banner on rank 0.
-            islands = propulate.Islands(
-                loss_fn=loss_fn,
-                propagator=propagator,
-                rng=rng,
-                generations=args.generations,
-                num_islands=args.islands,
-                migration_probability=migration_probability,
-                pollination=args.pollination,
-                checkpoint_path=ckpt_dir,
-            )
+            if args.propagator == "ga":
+                propulator = None
+                islands = propulate.Islands(
+                    loss_fn=loss_fn,
+                    propagator=propagator,
+                    rng=rng,
+                    generations=args.generations,
+                    num_islands=args.islands,
+                    migration_probability=migration_probability,
+                    pollination=args.pollination,
+                    checkpoint_path=ckpt_dir,
+                )
+            else:
+                islands = None
+                propulator = propulate.Propulator(
+                    loss_fn, propagator, rng=rng, island_comm=comm, generations=args.generations,
+                    checkpoint_path=ckpt_dir,
+                )
 
         comm.barrier()
         t0 = time.perf_counter()
         with quiet:
-            islands.propulate(logging_interval=10**9, debug=0)
+            (propulator or islands).propulate(logging_interval=10**9, debug=0)
         comm.barrier()
         wall_s = time.perf_counter() - t0
 
-        population = islands.propulator.population
+        population = (propulator or islands.propulator).population
         local_best = min((ind.loss for ind in population), default=float("inf"))
         best_loss = comm.reduce(local_best, op=MPI.MIN, root=0)
         evaluations = comm.reduce(n_evals, op=MPI.SUM, root=0)
@@ -189,11 +207,31 @@ def main() -> int:
             "pop_size": pop_size,
             "migration_probability": migration_probability,
             "pollination": args.pollination,
+            "propagator": args.propagator,
             "version": _version("propulate"),
         }
         sys.stdout.write(json.dumps(record) + "\n")
         sys.stdout.flush()
     return 0
+
+
+def tutorial_propagator(args, limits, rng, rank, pop_size):
+    """The propagator of the reference's pso_example.py, cmaes_example.py or nm_example.py
+    (Propulate 1.2.2), with those tutorials' defaults."""
+    from propulate.propagators import Conditional
+    if args.propagator == "pso":
+        from propulate.propagators.pso import BasicPSO, InitUniformPSO
+        pso = BasicPSO(0.729, 1.49445, 1.49445, rank, limits, rng)
+        return Conditional(pop_size, pso, InitUniformPSO(limits, rng=rng, rank=rank))
+    if args.propagator == "cmaes":
+        from propulate.propagators import BasicCMA, CMAPropagator
+        return CMAPropagator(BasicCMA(), limits, rng=rng)
+    import numpy as np
+    from propulate.propagators.nm import ParallelNelderMead
+    # nm_example.py draws its start point from its own generator seeded with seed + 235231.
+    start = np.random.default_rng(seed=args.seed + 235231).uniform(
+        low=[lo for lo, _ in limits.values()], high=[hi for _, hi in limits.values()])
+    return ParallelNelderMead(limits, rng=rng, start=start)
 
 
 def _version(pkg: str) -> str | None:

@@ -35,6 +35,27 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Summarize a checkpoint (finished or not) and write best.json, trials.csv and trials.jsonl.
     Report(ReportArgs),
+    /// Print, one line per rank in rank order, what each rank sees: launcher, local rank, host,
+    /// GPUs and its device, and its place in the layout. Runs under mpirun/srun like a job; trains
+    /// and writes nothing.
+    Env(EnvArgs),
+}
+
+/// Options of `propulate-rs env`: the layout flags of the run to check.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct EnvArgs {
+    /// Number of islands (workers are split evenly).
+    #[arg(long, default_value_t = 1, conflicts_with = "island_sizes")]
+    pub islands: usize,
+    /// Workers per island, comma separated (e.g. 3,5); overrides --islands.
+    #[arg(long, value_delimiter = ',')]
+    pub island_sizes: Option<Vec<usize>>,
+    /// MPI ranks that evaluate one individual together (give the run's value: the CNN's default is 2).
+    #[arg(long, default_value_t = 1)]
+    pub ranks_per_worker: usize,
+    /// Run this many ranks as threads of one process instead of using MPI.
+    #[arg(long)]
+    pub local_ranks: Option<usize>,
 }
 
 /// Options of `propulate-rs report`.
@@ -246,4 +267,12 @@ pub(crate) struct CnnArgs {
     /// Where to train: cpu, cuda, or auto (the rank's GPU when libtorch sees one).
     #[arg(long, default_value = "auto", help_heading = "CNN task")]
     pub device: String,
+    /// Stop hopeless trainings early, judged after every epoch against the island's finished
+    /// ones: none, median, static, log-linear or dynamic.
+    #[arg(long, value_name = "NAME", default_value = "none", help_heading = "CNN task")]
+    pub early_stop: String,
+    /// GPUs per rank: each rank trains its replica on K consecutive GPUs (local rank x K ...),
+    /// the convolutions on the first and the classifier on the last.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "CNN task")]
+    pub gpus_per_rank: u64,
 }

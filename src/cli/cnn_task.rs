@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use propulate::cnn::{self, Backend, CnnTask as Training, DeviceChoice, Split, TrainSettings};
-use propulate::{Error, Result, SearchSpace};
+use propulate::early_stop::{self, EarlyStopper, LogLinearStopper, StaticStopper, StopSettings};
+use propulate::{CoreError, Error, Result, SearchSpace};
 
 use super::args::CnnArgs;
 use super::task::{Loss, Task};
@@ -32,6 +33,7 @@ impl CnnTask {
         if args.patience == 0 {
             return Err(bad("--patience must be at least 1 epoch".into()));
         }
+        early_stopper(&args.early_stop)?;
         let cnn_error = |e: cnn::Error| Error::InvalidConfig(e.to_string());
         let backend = match &args.backend {
             Some(name) => Backend::from_name(name).map_err(cnn_error)?,
@@ -39,7 +41,6 @@ impl CnnTask {
         };
         let device = DeviceChoice::from_name(&args.device).map_err(cnn_error)?;
         let launch = propulate::launcher::LaunchInfo::detect();
-        backend.check(device.compute(backend, launch.device(), world_rank)).map_err(cnn_error)?;
         let load = |split| cnn::idx::load(&args.data, split).map_err(cnn_error);
         let (mut train, mut valid) = (load(Split::Train)?, load(Split::Test)?);
         cnn::idx::check_compatible(&train, &valid).map_err(cnn_error)?;
@@ -59,8 +60,27 @@ impl CnnTask {
             backend,
             device,
             rendezvous_timeout: Duration::from_secs(120),
+            gpus_per_rank: args.gpus_per_rank as usize,
         };
+        training.placement(launch.device(), world_rank, launch.local_rank).map_err(cnn_error)?;
         Ok(CnnTask { space: cnn::search_space(), training, args: args.clone() })
+    }
+}
+
+/// The stopper `--early-stop` names, with its defaults (`none`: no stopper).
+fn early_stopper(name: &str) -> Result<Option<Box<dyn EarlyStopper>>> {
+    let default = match name {
+        "none" => return Ok(None),
+        "static" => StaticStopper::default().settings,
+        "log-linear" => LogLinearStopper::default().settings,
+        _ => StopSettings::default(),
+    };
+    match early_stop::by_name(name, default) {
+        Ok(stopper) => Ok(Some(stopper)),
+        Err(CoreError::UnknownName { name, valid, .. }) => {
+            Err(Error::InvalidConfig(format!("--early-stop {name} is not a known early stopper; valid: none, {valid}")))
+        }
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -92,6 +112,10 @@ impl Task for CnnTask {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect()
+    }
+
+    fn early_stopper(&self) -> Option<Box<dyn EarlyStopper>> {
+        early_stopper(&self.args.early_stop).expect("checked in CnnTask::new")
     }
 
     fn default_generations(&self) -> u64 {

@@ -38,6 +38,9 @@ impl Observer for EvaluationLines {
                 if !metrics.is_empty() {
                     s += &format!(", {}", metrics.join(", "));
                 }
+                if let Some(step) = ind.curve.as_ref().filter(|c| c.pruned).and_then(|c| c.last_step()) {
+                    s += &format!(", pruned after step {step}");
+                }
                 s
             }
         };

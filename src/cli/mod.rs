@@ -1,9 +1,10 @@
 //! The command line, private to the binary: flags (`args`), the tasks it can optimize (`task`,
-//! `cnn_task`, `function_task`), a run (`run`, `evaluation_lines`) and `report`.
+//! `cnn_task`, `function_task`), a run (`run`, `evaluation_lines`), `report` and `env`.
 
 mod args;
 #[cfg(feature = "cnn")]
 mod cnn_task;
+mod env;
 mod evaluation_lines;
 mod function_task;
 mod propagator_choice;
@@ -22,6 +23,7 @@ pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match &cli.command {
         Some(Command::Report(a)) => report::report(a),
+        Some(Command::Env(a)) => env::env(a),
         None => run::run(&cli.run),
     };
     match outcome {

@@ -55,6 +55,9 @@ fn prepare(
         })?;
     }
     let mut optimizer = Optimizer::new(task.space().clone());
+    if let Some(stopper) = task.early_stopper() {
+        optimizer = optimizer.early_stopping_boxed(stopper);
+    }
     if let Some(p) = args.breeding.build(task.space())? {
         optimizer = optimizer.propagator(p);
     }
@@ -127,7 +130,7 @@ fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCo
 /// An error every rank has: rank 0 reports it, and all exit together with status 2 (a rank leaving
 /// early makes mpirun kill rank 0 before it has spoken).
 #[cfg(feature = "mpi")]
-fn fail_together(world: &mut dyn Communicator, message: &str) -> anyhow::Result<ExitCode> {
+pub(super) fn fail_together(world: &mut dyn Communicator, message: &str) -> anyhow::Result<ExitCode> {
     if world.rank() == 0 {
         eprintln!("propulate-rs: error: {message}");
     }

@@ -1,6 +1,7 @@
 //! The task seam: what the CLI optimizes. A task turns its own flags into a search space and a loss
 //! closure; the driver never knows which task runs.
 
+use propulate::early_stop::EarlyStopper;
 use propulate::{LossResult, Params, SearchSpace, WorkerContext};
 
 /// A loss as the library takes it, shareable by the in-process ranks of `--local-ranks`.
@@ -22,6 +23,10 @@ pub(crate) trait Task {
     /// Ranks per worker when `--ranks-per-worker` is not given, for a job of `world_size` ranks.
     fn default_ranks_per_worker(&self, _world_size: usize) -> usize {
         1
+    }
+    /// What stops hopeless evaluations early, if the task's flags asked for it.
+    fn early_stopper(&self) -> Option<Box<dyn EarlyStopper>> {
+        None
     }
     /// True when every evaluation is worth a line of its own on stdout (slow losses).
     fn prints_each_evaluation(&self) -> bool {

@@ -25,6 +25,14 @@ pub fn example(name: &str) -> PathBuf {
     dir.join("examples").join(name)
 }
 
+/// An executable bash script `name` in `dir`: a stand-in for a batch system's command (sbatch, srun).
+pub fn shim(dir: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/bash\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 /// `mpirun` for root, oversubscribed (CI machines have 2 cores), stdin closed.
 pub fn mpirun(np: usize) -> Command {
     let mut c = Command::new("mpirun");

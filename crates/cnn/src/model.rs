@@ -56,11 +56,40 @@ pub struct Net {
     fc: Linear,
     #[module(skip)]
     activation: Activation,
+    /// The classifier lives on another device than the convolutions (model parallelism across a
+    /// rank's GPUs): activations move to it between the two.
+    #[module(skip)]
+    split: bool,
 }
 
 impl Net {
     /// A freshly initialised network on `device`.
     pub fn new(conv_layers: usize, activation: Activation, rows: usize, cols: usize, device: &Device) -> Result<Self> {
+        Self::placed(conv_layers, activation, rows, cols, device, None)
+    }
+
+    /// A freshly initialised network with its convolutions on `conv_device` and its classifier on
+    /// `classifier_device` (a rank's first and last GPU with `--gpus-per-rank`); the batch enters
+    /// on `conv_device`, the log-probabilities leave on `classifier_device`.
+    pub fn split(
+        conv_layers: usize,
+        activation: Activation,
+        rows: usize,
+        cols: usize,
+        conv_device: &Device,
+        classifier_device: &Device,
+    ) -> Result<Self> {
+        Self::placed(conv_layers, activation, rows, cols, conv_device, Some(classifier_device))
+    }
+
+    fn placed(
+        conv_layers: usize,
+        activation: Activation,
+        rows: usize,
+        cols: usize,
+        device: &Device,
+        classifier_device: Option<&Device>,
+    ) -> Result<Self> {
         if conv_layers == 0 {
             return Err(Error::InvalidConfig("the CNN needs at least one convolution".into()));
         }
@@ -72,8 +101,8 @@ impl Net {
                     .init(device)
             })
             .collect();
-        let fc = LinearConfig::new(CHANNELS * rows * cols, 10).init(device);
-        Ok(Net { convs, fc, activation })
+        let fc = LinearConfig::new(CHANNELS * rows * cols, 10).init(classifier_device.unwrap_or(device));
+        Ok(Net { convs, fc, activation, split: classifier_device.is_some() })
     }
 
     /// Log-probabilities of the classes for a batch of images `[batch, 1, rows, cols]`.
@@ -82,6 +111,28 @@ impl Net {
         for conv in &self.convs {
             x = self.activation.apply(conv.forward(x));
         }
-        log_softmax(self.fc.forward(x.flatten(1, 3)), 1)
+        let mut features = x.flatten(1, 3);
+        if self.split {
+            features = features.to_device(&self.fc.weight.val().device());
+        }
+        log_softmax(self.fc.forward(features), 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::tensor::TensorData;
+
+    #[test]
+    fn a_split_network_computes_what_the_whole_one_does() {
+        let (device, other) = (Device::flex(), Device::flex());
+        let whole = Net::new(3, Activation::Tanh, 28, 28, &device).unwrap();
+        let split =
+            Net::split(3, Activation::Tanh, 28, 28, &device, &other).unwrap().load_record(whole.clone().into_record());
+        let pixels: Vec<f32> = (0..2 * 28 * 28).map(|i| ((i * 37) % 101) as f32 / 50.0 - 1.0).collect();
+        let images = Tensor::<4>::from_data(TensorData::new(pixels, [2, 1, 28, 28]), &device);
+        let (a, b) = (whole.forward(images.clone()).into_data(), split.forward(images).into_data());
+        assert_eq!(a.as_slice::<f32>().unwrap(), b.as_slice::<f32>().unwrap());
     }
 }

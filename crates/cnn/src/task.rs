@@ -12,11 +12,11 @@ use propulate_ddp::{CommGradSync, worker_store};
 use propulate_engine::WorkerContext;
 use propulate_engine::launcher::Device as RankDevice;
 
-use crate::backend::{Backend, Compute, cuda_devices};
+use crate::backend::{Backend, Compute, cuda_devices, rank_gpus};
 use crate::error::{Error, Result};
 use crate::idx::ImageSet;
 use crate::model::Activation;
-use crate::train::{Hyperparameters, TrainOutcome, TrainSettings, train};
+use crate::train::{Hyperparameters, TrainOutcome, TrainSettings, Training};
 
 /// The reference tutorial's search space: 2 to 10 convolutions, the activation, Adadelta's learning
 /// rate (log scale) and the learning rate's factor per epoch.
@@ -97,24 +97,76 @@ pub struct CnnTask {
     pub device: DeviceChoice,
     /// How long the worker's ranks wait for each other at the rendezvous and in the store.
     pub rendezvous_timeout: Duration,
+    /// GPUs each rank trains one replica on (`--gpus-per-rank`): with more than 1, the
+    /// convolutions on the first and the classifier on the last (model parallelism inside the
+    /// replica, data parallelism across the worker's ranks as always).
+    pub gpus_per_rank: usize,
+}
+
+/// Where one rank trains: the device of the convolutions, and the classifier's when it is another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// Where the batch enters and the convolutions run.
+    pub convolutions: Compute,
+    /// The classifier's GPU with several GPUs per rank.
+    pub classifier: Option<Compute>,
 }
 
 impl CnnTask {
+    /// Where the rank with launcher device `assigned`, `world_rank` and `local_rank` (its index on
+    /// its node) trains, checked without touching a device: what every rank checks before any
+    /// trains.
+    pub fn placement(&self, assigned: RankDevice, world_rank: usize, local_rank: usize) -> Result<Placement> {
+        let placement = if self.gpus_per_rank <= 1 {
+            Placement { convolutions: self.device.compute(self.backend, assigned, world_rank), classifier: None }
+        } else {
+            if self.device == DeviceChoice::Cpu || self.backend != Backend::Tch {
+                return Err(Error::InvalidConfig(format!(
+                    "--gpus-per-rank {} places each replica on GPUs: it needs --backend tch and --device cuda or auto",
+                    self.gpus_per_rank
+                )));
+            }
+            let gpus = rank_gpus(local_rank, self.gpus_per_rank, cuda_devices())?;
+            Placement { convolutions: Compute::Cuda(gpus.start), classifier: Some(Compute::Cuda(gpus.end - 1)) }
+        };
+        self.backend.check(placement.convolutions)?;
+        if let Some(c) = placement.classifier {
+            self.backend.check(c)?;
+        }
+        Ok(placement)
+    }
+
     /// Train the network of point `p` on the worker of `ctx` (collective over its ranks: all call
     /// it). Returns the same outcome on every rank; records `accuracy` and `epochs` as metrics.
     pub fn evaluate(&self, p: &Params<'_>, ctx: &mut WorkerContext<'_>) -> Result<TrainOutcome> {
         let hp = hyperparameters(p)?;
-        let compute = self.device.compute(self.backend, ctx.device, ctx.world_rank);
-        let device = self.backend.device(compute)?;
+        let local_rank = propulate_engine::launcher::LaunchInfo::detect().local_rank;
+        let placement = self.placement(ctx.device, ctx.world_rank, local_rank)?;
+        let (compute, device) = (placement.convolutions, self.backend.device(placement.convolutions)?);
+        let classifier = placement.classifier.map(|c| self.backend.device(c)).transpose()?;
+        if let Compute::Cuda(first) = compute {
+            // The rank's first GPU is its GPU for everything else too (the NCCL group).
+            ctx.device = RankDevice::Gpu(first);
+        }
         // The worker's ranks meet for every evaluation, as the reference's do; the store also
         // carries the NCCL group's id on GPUs.
         let mut rendezvous = worker_store(ctx, 0, self.rendezvous_timeout)?;
         let seed = ctx.seed;
+        let training = Training {
+            train: &self.train,
+            valid: &self.valid,
+            hp,
+            settings: self.settings,
+            seed,
+            classifier_device: classifier.as_ref(),
+        };
         let outcome = match compute {
             Compute::Cuda(_) if ctx.worker_size > 1 => {
-                self.train_on_gpus(ctx, &mut rendezvous.store, &device, seed, hp)?
+                Self::train_on_gpus(ctx, &mut rendezvous.store, &device, training)?
             }
-            _ => train(&mut CommGradSync::new(ctx), &device, seed, &self.train, &self.valid, hp, self.settings)?,
+            _ => training.run(&mut CommGradSync::new(ctx), &device, &mut |sync, epoch, loss| {
+                report_epoch(sync.context(), epoch, loss)
+            })?,
         };
         ctx.record("accuracy", outcome.accuracy);
         ctx.record("epochs", outcome.epochs as f64);
@@ -124,20 +176,28 @@ impl CnnTask {
     /// A multi-rank worker on GPUs averages through an NCCL group whose id passes through the
     /// worker's store; without NCCL in the build, over the worker communicator (host memory).
     fn train_on_gpus(
-        &self,
         ctx: &mut WorkerContext<'_>,
         store: &mut propulate_ddp::TcpStore,
         device: &burn::tensor::Device,
-        seed: u64,
-        hp: Hyperparameters,
+        training: Training<'_>,
     ) -> Result<TrainOutcome> {
         #[cfg(feature = "nccl")]
-        let mut sync = propulate_ddp::NcclGradSync::new(ctx, store)?;
+        {
+            let mut sync = propulate_ddp::NcclGradSync::new(ctx, store)?;
+            training.run(&mut sync, device, &mut |_, epoch, loss| report_epoch(ctx, epoch, loss))
+        }
         #[cfg(not(feature = "nccl"))]
-        let mut sync = {
+        {
             let _ = store;
-            CommGradSync::new(ctx)
-        };
-        train(&mut sync, device, seed, &self.train, &self.valid, hp, self.settings)
+            training.run(&mut CommGradSync::new(ctx), device, &mut |sync, epoch, loss| {
+                report_epoch(sync.context(), epoch, loss)
+            })
+        }
     }
+}
+
+/// Report an epoch's validation loss to the run (its early stopper, if any); true to stop.
+fn report_epoch(ctx: &mut WorkerContext<'_>, epoch: u64, loss: f64) -> Result<bool> {
+    let decision = ctx.report(epoch, loss).map_err(propulate_ddp::Error::from)?;
+    Ok(decision.is_stop())
 }

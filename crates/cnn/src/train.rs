@@ -66,6 +66,9 @@ pub struct TrainOutcome {
     pub accuracy: f64,
     /// Epochs trained (fewer than the most when stopping early).
     pub epochs: u64,
+    /// True when the report after an epoch stopped the training (an early stopper judged it
+    /// hopeless), not the patience or the most epochs.
+    pub pruned: bool,
 }
 
 /// Flat `f32` copies of parameters or gradients, in the module's visiting order (the same on
@@ -188,10 +191,10 @@ impl EarlyStopping {
 /// device): forward, loss, backward, gradients averaged over the replicas of `sync`, one optimizer
 /// step with `lr`. Returns the updated model and the batch's loss (not read here, so that nothing
 /// waits for it). The step the benchmarks time.
-pub fn step(
+pub fn step<S: GradSync + ?Sized>(
     model: Net,
     optim: &mut ModuleOptimizer,
-    sync: &mut dyn GradSync,
+    sync: &mut S,
     lr: ModuleLearningRate,
     x: Tensor<4>,
     y: Tensor<1, Int>,
@@ -233,67 +236,127 @@ pub fn train(
     hp: Hyperparameters,
     settings: TrainSettings,
 ) -> Result<TrainOutcome> {
-    let lr_ok = hp.lr.is_finite() && hp.lr > 0.0;
-    let gamma_ok = hp.gamma.is_finite() && hp.gamma > 0.0 && hp.gamma <= 1.0;
-    if !lr_ok || !gamma_ok || settings.batch == 0 || settings.max_epochs == 0 {
-        return Err(Error::InvalidConfig(format!(
-            "training needs lr > 0, 0 < gamma <= 1, batch >= 1, epochs >= 1; got {hp:?} {settings:?}"
-        )));
-    }
-    let inner = device.clone();
-    let device = device.clone().autodiff();
-    device.seed(seed);
-    let mut model = Net::new(hp.conv_layers, hp.activation, train.rows, train.cols, &device)?;
-    // Start every replica from the root's weights.
-    let mut params = ParamsToFlat(Flat::default());
-    model.visit(&mut params);
-    let mut weights = params.0.values;
-    sync.broadcast_from_root(&mut weights)?;
-    model = model.map(&mut FlatToParams { values: &weights, at: 0 });
+    Training { train, valid, hp, settings, seed, classifier_device: None }.run(sync, device, &mut |_, _, _| Ok(false))
+}
 
-    let mut optim = Adadelta::default().init();
-    let mut lr_schedule = schedule(&hp)?;
-    let (ranks, rank) = (sync.ranks(), sync.rank());
-    let sampler = DistributedSampler::new(train.len(), ranks, rank, seed)?;
-    // Each rank validates a contiguous share; together they cover every validation image once.
-    let val_indices: Vec<usize> = (rank * valid.len() / ranks..(rank + 1) * valid.len() / ranks).collect();
+/// One training: the data, the point and the recipe.
+#[derive(Debug, Clone, Copy)]
+pub struct Training<'d> {
+    /// The training images (each replica trains on its shard).
+    pub train: &'d ImageSet,
+    /// The validation images (each replica validates a share; the loss covers all of them).
+    pub valid: &'d ImageSet,
+    /// The point being evaluated.
+    pub hp: Hyperparameters,
+    /// Epochs, patience, batch.
+    pub settings: TrainSettings,
+    /// The initial weights and the data order (the same on every replica).
+    pub seed: u64,
+    /// Where the classifier trains when not on the device of the convolutions (a rank's last GPU
+    /// with `--gpus-per-rank`); `None`: the whole network on one device.
+    pub classifier_device: Option<&'d Device>,
+}
 
-    let mut best = TrainOutcome { best_loss: f64::INFINITY, accuracy: 0.0, epochs: 0 };
-    let mut stopping = EarlyStopping::new(settings.patience);
-    for epoch in 0..settings.max_epochs {
-        let lr = lr_schedule.step();
-        for indices in sampler.indices(epoch).chunks(settings.batch) {
-            let (x, y) = batch(train, indices, &device);
-            (model, _) = step(model, &mut optim, sync, lr.clone(), x, y)?;
+impl Training<'_> {
+    /// [`train`], telling `report` the validation loss after every epoch (`report(sync, epoch,
+    /// loss)`, the same values on every replica); when it answers `true` the training stops there
+    /// and its outcome says `pruned`. `report` must answer the same on every replica (an early
+    /// stopper's answer through `WorkerContext::report` is).
+    pub fn run<S: GradSync + ?Sized>(
+        self,
+        sync: &mut S,
+        device: &Device,
+        report: &mut dyn FnMut(&mut S, u64, f64) -> Result<bool>,
+    ) -> Result<TrainOutcome> {
+        let Training { train, valid, hp, settings, seed, classifier_device } = self;
+        let lr_ok = hp.lr.is_finite() && hp.lr > 0.0;
+        let gamma_ok = hp.gamma.is_finite() && hp.gamma > 0.0 && hp.gamma <= 1.0;
+        if !lr_ok || !gamma_ok || settings.batch == 0 || settings.max_epochs == 0 {
+            return Err(Error::InvalidConfig(format!(
+                "training needs lr > 0, 0 < gamma <= 1, batch >= 1, epochs >= 1; got {hp:?} {settings:?}"
+            )));
         }
-        // Validation without autodiff: sums over this rank's shard, then over the worker.
-        let eval = model.valid();
-        let mut totals = [0.0f64; 3]; // loss sum, correct, count
-        for chunk in val_indices.chunks(256) {
-            let (x, y) = batch(valid, chunk, &inner);
-            let log_probs = eval.forward(x);
-            let n = chunk.len();
-            let correct = log_probs.clone().argmax(1).reshape([n]).equal(y.clone()).int().sum().into_scalar::<i64>();
-            totals[0] += f64::from(nll(log_probs, y).into_scalar::<f32>()) * n as f64;
-            totals[1] += correct as f64;
-            totals[2] += n as f64;
+        let inner = device.clone();
+        let device = device.clone().autodiff();
+        device.seed(seed);
+        let mut model = match classifier_device {
+            None => Net::new(hp.conv_layers, hp.activation, train.rows, train.cols, &device)?,
+            Some(other) => {
+                let other = other.clone().autodiff();
+                if other != device {
+                    // Another GPU has a generator of its own; seeded from the evaluation's too, so
+                    // that the classifier's initial weights are reproducible.
+                    other.seed(seed.rotate_left(32));
+                }
+                Net::split(hp.conv_layers, hp.activation, train.rows, train.cols, &device, &other)?
+            }
+        };
+        // Start every replica from the root's weights.
+        let mut params = ParamsToFlat(Flat::default());
+        model.visit(&mut params);
+        let mut weights = params.0.values;
+        sync.broadcast_from_root(&mut weights)?;
+        model = model.map(&mut FlatToParams { values: &weights, at: 0 });
+
+        // The labels meet the log-probabilities on the classifier's device.
+        // (training, with autodiff; validation, without)
+        let labels_on = classifier_device.map(|d| (d.clone().autodiff(), d.clone()));
+        let mut optim = Adadelta::default().init();
+        let mut lr_schedule = schedule(&hp)?;
+        let (ranks, rank) = (sync.ranks(), sync.rank());
+        let sampler = DistributedSampler::new(train.len(), ranks, rank, seed)?;
+        // Each rank validates a contiguous share; together they cover every validation image once.
+        let val_indices: Vec<usize> = (rank * valid.len() / ranks..(rank + 1) * valid.len() / ranks).collect();
+
+        let mut best = TrainOutcome { best_loss: f64::INFINITY, accuracy: 0.0, epochs: 0, pruned: false };
+        let mut stopping = EarlyStopping::new(settings.patience);
+        for epoch in 0..settings.max_epochs {
+            let lr = lr_schedule.step();
+            for indices in sampler.indices(epoch).chunks(settings.batch) {
+                let (x, mut y) = batch(train, indices, &device);
+                if let Some((d, _)) = &labels_on {
+                    y = y.to_device(d);
+                }
+                (model, _) = step(model, &mut optim, sync, lr.clone(), x, y)?;
+            }
+            // Validation without autodiff: sums over this rank's shard, then over the worker.
+            let eval = model.valid();
+            let mut totals = [0.0f64; 3]; // loss sum, correct, count
+            for chunk in val_indices.chunks(256) {
+                let (x, mut y) = batch(valid, chunk, &inner);
+                if let Some((_, d)) = &labels_on {
+                    y = y.to_device(d);
+                }
+                let log_probs = eval.forward(x);
+                let n = chunk.len();
+                let correct =
+                    log_probs.clone().argmax(1).reshape([n]).equal(y.clone()).int().sum().into_scalar::<i64>();
+                totals[0] += f64::from(nll(log_probs, y).into_scalar::<f32>()) * n as f64;
+                totals[1] += correct as f64;
+                totals[2] += n as f64;
+            }
+            sync.all_reduce_sum(&mut totals)?;
+            let loss = totals[0] / totals[2];
+            best.epochs = epoch + 1;
+            if stopping.improved(loss) {
+                best =
+                    TrainOutcome { best_loss: loss, accuracy: totals[1] / totals[2], epochs: epoch + 1, pruned: false };
+            }
+            if report(sync, epoch + 1, loss)? {
+                best.pruned = true;
+                break;
+            }
+            if stopping.should_stop() || !loss.is_finite() {
+                break;
+            }
         }
-        sync.all_reduce_sum(&mut totals)?;
-        let loss = totals[0] / totals[2];
-        best.epochs = epoch + 1;
-        if stopping.improved(loss) {
-            best = TrainOutcome { best_loss: loss, accuracy: totals[1] / totals[2], epochs: epoch + 1 };
+        let mut check = ParamsToFlat(Flat::default());
+        model.visit(&mut check);
+        if !replicas_agree(sync, &check.0.values)? {
+            return Err(Error::InvalidConfig("the replicas of this worker diverged during training".into()));
         }
-        if stopping.should_stop() || !loss.is_finite() {
-            break;
-        }
+        Ok(best)
     }
-    let mut check = ParamsToFlat(Flat::default());
-    model.visit(&mut check);
-    if !replicas_agree(sync, &check.0.values)? {
-        return Err(Error::InvalidConfig("the replicas of this worker diverged during training".into()));
-    }
-    Ok(best)
 }
 
 #[cfg(test)]
@@ -316,6 +379,26 @@ mod tests {
         // consecutive ones first come at epochs 5 and 6.
         assert_eq!(stopped_after, Some(6));
         assert!(!EarlyStopping::new(1).should_stop());
+    }
+
+    #[test]
+    fn bad_settings_are_errors_before_training() {
+        let set = ImageSet { rows: 2, cols: 2, pixels: vec![0; 4], labels: vec![0] };
+        let hp = Hyperparameters { conv_layers: 2, activation: Activation::Relu, lr: 0.01, gamma: 0.5 };
+        let good = TrainSettings::default();
+        let mut ctx = propulate_engine::WorkerContext::standalone(0, propulate_engine::launcher::Device::Cpu);
+        let cases = [
+            (Hyperparameters { lr: f64::NAN, ..hp }, good),
+            (Hyperparameters { gamma: 1.5, ..hp }, good),
+            (hp, TrainSettings { batch: 0, ..good }),
+            (hp, TrainSettings { max_epochs: 0, ..good }),
+        ];
+        for (hp, settings) in cases {
+            let training = Training { train: &set, valid: &set, hp, settings, seed: 0, classifier_device: None };
+            let mut sync = propulate_ddp::CommGradSync::new(&mut ctx);
+            let e = training.run(&mut sync, &Device::flex(), &mut |_, _, _| Ok(false)).unwrap_err().to_string();
+            assert!(e.contains("training needs lr > 0"), "{e}");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::early_stop::Curve;
 use crate::space::{SearchSpace, Value};
 
 /// Who bred an individual: unique across a run, because each worker counts its own generations.
@@ -55,6 +56,10 @@ pub struct Individual {
     /// finite values only. Absent in journals written before metrics existed.
     #[serde(default)]
     pub metrics: BTreeMap<String, f64>,
+    /// The values the loss reported while it ran and whether an early stopper ended it; `None`
+    /// when it reported nothing (and in journals written before curves existed).
+    #[serde(default)]
+    pub curve: Option<Curve>,
 }
 
 impl Individual {
@@ -71,6 +76,7 @@ impl Individual {
             start_us: 0,
             duration_s: 0.0,
             metrics: BTreeMap::new(),
+            curve: None,
         }
     }
 
@@ -91,6 +97,11 @@ impl Individual {
     /// A named view of the values, for loss functions and reports.
     pub fn params<'a>(&'a self, space: &'a SearchSpace) -> Params<'a> {
         Params { space, values: &self.values }
+    }
+
+    /// True when an early stopper ended its evaluation.
+    pub fn pruned(&self) -> bool {
+        self.curve.as_ref().is_some_and(|c| c.pruned)
     }
 
     /// The start time as a UTC timestamp.

@@ -37,6 +37,12 @@ impl<'c, 'a> CommGradSync<'c, 'a> {
     pub fn new(ctx: &'c mut WorkerContext<'a>) -> Self {
         CommGradSync { ctx }
     }
+
+    /// The worker's context, for what a training does besides averaging (reporting a validation
+    /// loss with [`WorkerContext::report`]).
+    pub fn context(&mut self) -> &mut WorkerContext<'a> {
+        self.ctx
+    }
 }
 
 impl GradSync for CommGradSync<'_, '_> {
@@ -83,7 +89,7 @@ impl GradSync for CommGradSync<'_, '_> {
 
 /// True when every replica holds bit-identical `params` (collective over the replicas): the root's
 /// parameters are broadcast and every replica compares them with its own, bit for bit.
-pub fn replicas_agree(sync: &mut dyn GradSync, params: &[f32]) -> Result<bool> {
+pub fn replicas_agree<S: GradSync + ?Sized>(sync: &mut S, params: &[f32]) -> Result<bool> {
     let mut root = params.to_vec();
     sync.broadcast_from_root(&mut root)?;
     let differs = root.iter().zip(params).any(|(a, b)| a.to_bits() != b.to_bits());

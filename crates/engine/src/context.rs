@@ -1,9 +1,13 @@
 //! The `WorkerContext` handed to a loss closure: who this rank is, the worker's communicator, its
 //! seed and device. Everything a multi-rank loss needs, passed explicitly (no global singletons).
 
-use crate::error::Result;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::driver::panic_message;
+use crate::error::{Error, Result};
 use crate::launcher::Device;
 use crate::transport::Communicator;
+use propulate_core::early_stop::{Curve, Decision, MAX_CURVE_POINTS, StopRule};
 use propulate_core::layout::{IslandSpec, Layout};
 
 /// What a loss closure knows about where it runs.
@@ -34,6 +38,22 @@ pub struct WorkerContext<'a> {
     pub(crate) comm: Option<&'a mut dyn Communicator>,
     /// Metrics recorded by the loss during this evaluation.
     pub(crate) metrics: Vec<(String, f64)>,
+    /// What [`WorkerContext::report`] heard and decided.
+    pub(crate) reports: Reports,
+}
+
+/// The reports of one evaluation and the early stopping behind them.
+#[derive(Default)]
+pub(crate) struct Reports {
+    /// The values reported (on the root, what is recorded).
+    pub curve: Curve,
+    /// The run has an early stopper: in a multi-rank worker every report is collective.
+    pub stopping: bool,
+    /// The worker root's rule for this evaluation (none on the other ranks).
+    pub rule: Option<Box<dyn StopRule>>,
+    /// A report this rank could not accept (a step that does not increase), returned after the
+    /// worker agreed on the decision so that no rank is left in the collective.
+    error: Option<String>,
 }
 
 impl WorkerContext<'static> {
@@ -67,6 +87,7 @@ impl<'a> WorkerContext<'a> {
             device,
             comm,
             metrics: Vec::new(),
+            reports: Reports::default(),
         }
     }
 }
@@ -109,6 +130,66 @@ impl WorkerContext<'_> {
             self.metrics.retain(|(n, _)| n != name);
             self.metrics.push((name.to_string(), value));
         }
+    }
+
+    /// Report an intermediate value of this evaluation (the validation loss after an epoch) at
+    /// `step`, and learn whether to go on. Steps must increase from one report to the next.
+    ///
+    /// The values form the evaluation's curve, recorded with it (journal, trial tables) and used
+    /// by the run's early stopper (`Optimizer::early_stopping`) to stop hopeless evaluations;
+    /// without one the answer is always [`Decision::Continue`]. On [`Decision::Stop`] the loss
+    /// should return at once (its return value is recorded, and the curve is marked pruned);
+    /// later reports answer `Stop` again. Values that are not finite are not recorded.
+    ///
+    /// In a multi-rank worker with an early stopper, every rank must report the same steps: the
+    /// worker root decides from its value and every rank gets the same answer, so all of them stop
+    /// at the same step.
+    pub fn report(&mut self, step: u64, value: f64) -> Result<Decision> {
+        let r = &mut self.reports;
+        if r.curve.pruned {
+            return Ok(Decision::Stop);
+        }
+        match r.curve.last_step() {
+            Some(last) if step <= last => {
+                r.error = Some(format!("reported step {step} after step {last}; report steps must increase"));
+            }
+            _ if r.curve.points.len() >= MAX_CURVE_POINTS => {
+                r.error =
+                    Some(format!("more than {MAX_CURVE_POINTS} reports in one evaluation; report once per epoch"));
+            }
+            _ if value.is_finite() => r.curve.points.push((step, value)),
+            _ => {}
+        }
+        let mut stop = false;
+        if let (None, Some(rule)) = (&r.error, r.rule.as_mut())
+            && !r.curve.points.is_empty()
+        {
+            // A rule that panics must not leave the worker's other ranks in the agreement below.
+            match catch_unwind(AssertUnwindSafe(|| rule.should_stop(&r.curve.points))) {
+                Ok(decision) => stop = decision,
+                Err(panic) => {
+                    r.error = Some(format!("the early stopper's rule panicked: {}", panic_message(panic.as_ref())))
+                }
+            }
+        }
+        // The worker agrees: the root's decision, and whether any rank could not take its report
+        // (then every rank returns an error, so that none goes on alone into the next report).
+        let mut agreed = [f64::from(u8::from(stop)), f64::from(u8::from(r.error.is_some()))];
+        if let (Some(c), true) = (&mut self.comm, r.stopping) {
+            if c.rank() != 0 {
+                agreed[0] = 0.0;
+            }
+            c.all_reduce_sum(&mut agreed)?;
+        }
+        if let Some(e) = self.reports.error.take() {
+            return Err(Error::Report(e));
+        }
+        if agreed[1] > 0.0 {
+            return Err(Error::Report("another rank of this worker could not take its report (see its error)".into()));
+        }
+        let stop = agreed[0] > 0.0;
+        self.reports.curve.pruned = stop;
+        Ok(if stop { Decision::Stop } else { Decision::Continue })
     }
 
     /// Run `f` on the worker root only (logging, saving a model).

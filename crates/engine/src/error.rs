@@ -22,6 +22,10 @@ pub enum Error {
     /// A checkpoint is missing, corrupted, foreign or does not match the run.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// A report of an intermediate value that cannot be taken (a step that does not increase, too
+    /// many reports, a stop rule that panicked).
+    #[error("report: {0}")]
+    Report(String),
     /// An observer could not start (a per-rank log file that cannot be opened, ...).
     #[error("{0}")]
     Observer(String),

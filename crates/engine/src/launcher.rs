@@ -1,7 +1,10 @@
 //! What the launcher tells us: which launcher started this rank (OpenMPI's mpirun, MPICH/Hydra,
-//! Slurm's srun, torchrun), the rank's index on its node, and from that the device it should use.
+//! Slurm's srun, torchrun), the rank's index on its node, the GPUs it may use, and from those the
+//! device it should use.
 
-use std::env;
+mod cuda_driver;
+
+use std::{env, fmt};
 
 /// The launcher that started this process, as far as its environment variables say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +39,43 @@ pub struct LaunchInfo {
     pub local_rank: usize,
     /// Number of ranks on this node, when the launcher says.
     pub local_size: Option<usize>,
-    /// Number of GPUs visible (from `CUDA_VISIBLE_DEVICES`), 0 if none are declared.
+    /// Number of GPUs this rank may use: `CUDA_VISIBLE_DEVICES`'s when set, else the driver's count.
     pub visible_gpus: usize,
+    /// Where `visible_gpus` came from.
+    pub gpus_from: GpuSource,
+}
+
+/// Where the number of visible GPUs came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GpuSource {
+    /// `CUDA_VISIBLE_DEVICES`, with its value.
+    CudaVisibleDevices(String),
+    /// The CUDA driver (`cuDeviceGetCount`), `CUDA_VISIBLE_DEVICES` being unset.
+    Driver,
+    /// `CUDA_VISIBLE_DEVICES` is unset and the driver could not be asked, for this reason: no GPUs.
+    NoDriver(String),
+}
+
+impl fmt::Display for GpuSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GpuSource::CudaVisibleDevices(v) => write!(f, "CUDA_VISIBLE_DEVICES={v}"),
+            GpuSource::Driver => write!(f, "the CUDA driver"),
+            GpuSource::NoDriver(why) => write!(f, "no CUDA driver: {why}"),
+        }
+    }
+}
+
+/// How many GPUs a `CUDA_VISIBLE_DEVICES` value makes visible. CUDA reads the list up to its first
+/// invalid entry, so "-1", "" and Slurm's "NoDevFiles" hide every GPU, and "0,-1,1" shows one. A
+/// valid entry is an index or a UUID (`GPU-...`, `MIG-...`); whether an index exists on this
+/// machine only the driver knows.
+fn count_visible(value: &str) -> usize {
+    let valid = |e: &str| {
+        let e = e.trim();
+        (!e.is_empty() && e.bytes().all(|b| b.is_ascii_digit())) || e.starts_with("GPU-") || e.starts_with("MIG-")
+    };
+    value.split(',').take_while(|e| valid(e)).count()
 }
 
 /// This machine's name as other machines reach it ("localhost" when the system does not say).
@@ -51,13 +89,18 @@ pub fn hostname() -> String {
 }
 
 impl LaunchInfo {
-    /// Read the environment of this process.
+    /// Read the environment of this process; without `CUDA_VISIBLE_DEVICES`, ask the CUDA driver
+    /// (opened at run time, once per process) how many GPUs there are.
     pub fn detect() -> Self {
-        Self::from_lookup(|k| env::var(k).ok())
+        Self::from_lookup(|k| env::var(k).ok(), cuda_driver::device_count)
     }
 
-    /// Read from any key-value source (tests pass a map).
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+    /// Read from any key-value source; `driver_gpus` is asked only when `CUDA_VISIBLE_DEVICES` is
+    /// unset (tests pass a map and a fixed count).
+    pub fn from_lookup(
+        get: impl Fn(&str) -> Option<String>,
+        driver_gpus: impl FnOnce() -> Result<usize, String>,
+    ) -> Self {
         let num = |k: &str| get(k).and_then(|v| v.trim().parse::<usize>().ok());
         let (launcher, local_rank, local_size) = if get("OMPI_COMM_WORLD_RANK").is_some() {
             (Launcher::OpenMpi, num("OMPI_COMM_WORLD_LOCAL_RANK"), num("OMPI_COMM_WORLD_LOCAL_SIZE"))
@@ -70,13 +113,19 @@ impl LaunchInfo {
         } else {
             (Launcher::Direct, Some(0), Some(1))
         };
-        let visible_gpus = get("CUDA_VISIBLE_DEVICES")
-            .map(|v| v.split(',').filter(|s| !s.trim().is_empty() && s.trim() != "-1").count())
-            .unwrap_or(0);
-        LaunchInfo { launcher, local_rank: local_rank.unwrap_or(0), local_size, visible_gpus }
+        let (visible_gpus, gpus_from) = match get("CUDA_VISIBLE_DEVICES") {
+            Some(v) => (count_visible(&v), GpuSource::CudaVisibleDevices(v)),
+            None => match driver_gpus() {
+                Ok(n) => (n, GpuSource::Driver),
+                Err(why) => (0, GpuSource::NoDriver(why)),
+            },
+        };
+        LaunchInfo { launcher, local_rank: local_rank.unwrap_or(0), local_size, visible_gpus, gpus_from }
     }
 
-    /// The device for this rank: GPU `local_rank mod visible GPUs` when GPUs are declared, else CPU.
+    /// The device for this rank: GPU `local_rank mod visible GPUs` when there are GPUs, else CPU.
+    /// Ranks on one node thus spread over its GPUs, and share them round-robin when they outnumber
+    /// them.
     pub fn device(&self) -> Device {
         if self.visible_gpus == 0 { Device::Cpu } else { Device::Gpu(self.local_rank % self.visible_gpus) }
     }
@@ -87,21 +136,113 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn info(pairs: &[(&str, &str)]) -> LaunchInfo {
+    /// The launch facts of an environment made of `pairs`, the driver reporting `driver`.
+    fn info_with(pairs: &[(&str, &str)], driver: Result<usize, String>) -> LaunchInfo {
         let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        LaunchInfo::from_lookup(|k| m.get(k).cloned())
+        LaunchInfo::from_lookup(|k| m.get(k).cloned(), || driver)
+    }
+
+    /// An environment on a machine without a CUDA driver.
+    fn info(pairs: &[(&str, &str)]) -> LaunchInfo {
+        info_with(pairs, Err("libcuda.so.1 not loaded".into()))
+    }
+
+    fn rank_facts(i: &LaunchInfo) -> (Launcher, usize, Option<usize>) {
+        (i.launcher, i.local_rank, i.local_size)
     }
 
     #[test]
-    fn detects_launchers_and_picks_devices() {
-        let i = info(&[("OMPI_COMM_WORLD_RANK", "5"), ("OMPI_COMM_WORLD_LOCAL_RANK", "3")]);
-        assert_eq!((i.launcher, i.local_rank, i.device()), (Launcher::OpenMpi, 3, Device::Cpu));
-        let i = info(&[("SLURM_PROCID", "9"), ("SLURM_LOCALID", "5"), ("CUDA_VISIBLE_DEVICES", "0,1,2,3")]);
-        assert_eq!((i.launcher, i.device()), (Launcher::Slurm, Device::Gpu(1)));
-        let i = info(&[("PMI_RANK", "1"), ("MPI_LOCALRANKID", "1")]);
-        assert_eq!(i.launcher, Launcher::Pmi);
+    fn each_launcher_gives_its_local_rank_and_size() {
+        let ompi =
+            [("OMPI_COMM_WORLD_RANK", "5"), ("OMPI_COMM_WORLD_LOCAL_RANK", "3"), ("OMPI_COMM_WORLD_LOCAL_SIZE", "4")];
+        assert_eq!(rank_facts(&info(&ompi)), (Launcher::OpenMpi, 3, Some(4)));
+        let hydra = [("PMI_RANK", "1"), ("MPI_LOCALRANKID", "1"), ("MPI_LOCALNRANKS", "2")];
+        assert_eq!(rank_facts(&info(&hydra)), (Launcher::Pmi, 1, Some(2)));
+        // Some PMI launchers give only the local rank.
+        assert_eq!(rank_facts(&info(&[("MPI_LOCALRANKID", "2")])), (Launcher::Pmi, 2, None));
+        let slurm = [("SLURM_PROCID", "9"), ("SLURM_LOCALID", "5"), ("SLURM_NTASKS_PER_NODE", "8")];
+        assert_eq!(rank_facts(&info(&slurm)), (Launcher::Slurm, 5, Some(8)));
+        let torchrun = [("LOCAL_RANK", "2"), ("RANK", "6"), ("LOCAL_WORLD_SIZE", "4")];
+        assert_eq!(rank_facts(&info(&torchrun)), (Launcher::Torchrun, 2, Some(4)));
+        assert_eq!(rank_facts(&info(&[])), (Launcher::Direct, 0, Some(1)));
+    }
+
+    /// mpirun inside a Slurm allocation: the ranks inherit the batch step's SLURM_PROCID, but
+    /// mpirun placed them, so its numbering counts.
+    #[test]
+    fn mpirun_inside_slurm_is_openmpi() {
+        let i = info(&[
+            ("SLURM_PROCID", "0"),
+            ("SLURM_LOCALID", "0"),
+            ("OMPI_COMM_WORLD_RANK", "3"),
+            ("OMPI_COMM_WORLD_LOCAL_RANK", "1"),
+        ]);
+        assert_eq!(rank_facts(&i), (Launcher::OpenMpi, 1, None));
+    }
+
+    #[test]
+    fn an_unreadable_local_rank_counts_as_zero() {
+        let i = info(&[("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_LOCAL_RANK", "one")]);
+        assert_eq!(i.local_rank, 0);
+    }
+
+    #[test]
+    fn cuda_visible_devices_counts_up_to_its_first_invalid_entry() {
+        for (value, gpus) in [
+            ("0,1", 2),
+            (" 2 , 3 ", 2),
+            ("3", 1),
+            ("", 0),
+            ("-1", 0),
+            ("0,-1,1", 1),
+            ("NoDevFiles", 0),
+            ("GPU-8e3f1a2b-0000-1111-2222-333344445555,MIG-1f2e3d4c", 2),
+            ("0,,1", 1),
+        ] {
+            let i = info(&[("CUDA_VISIBLE_DEVICES", value)]);
+            assert_eq!(i.visible_gpus, gpus, "CUDA_VISIBLE_DEVICES={value:?}");
+            assert_eq!(i.gpus_from, GpuSource::CudaVisibleDevices(value.into()));
+        }
+    }
+
+    /// The variable, even when it hides every GPU, is the answer: the driver is not asked.
+    #[test]
+    fn a_set_variable_wins_over_the_driver() {
+        for value in ["0,1", "-1", ""] {
+            let m: HashMap<&str, &str> = [("CUDA_VISIBLE_DEVICES", value)].into();
+            let i = LaunchInfo::from_lookup(|k| m.get(k).map(|v| v.to_string()), || panic!("driver asked"));
+            assert_eq!(i.gpus_from, GpuSource::CudaVisibleDevices(value.into()));
+        }
+    }
+
+    #[test]
+    fn without_the_variable_the_driver_counts() {
+        let i = info_with(&[("SLURM_PROCID", "6"), ("SLURM_LOCALID", "6")], Ok(4));
+        assert_eq!((i.visible_gpus, &i.gpus_from, i.device()), (4, &GpuSource::Driver, Device::Gpu(2)));
+        let i = info_with(&[("OMPI_COMM_WORLD_RANK", "0")], Ok(0));
+        assert_eq!((i.visible_gpus, i.device()), (0, Device::Cpu));
+        let i = info_with(&[("OMPI_COMM_WORLD_RANK", "0")], Err("libcuda.so.1 not loaded (no such file)".into()));
+        assert_eq!((i.visible_gpus, i.device()), (0, Device::Cpu));
+        assert_eq!(i.gpus_from.to_string(), "no CUDA driver: libcuda.so.1 not loaded (no such file)");
+    }
+
+    /// Ranks of a node spread over its GPUs by local rank, round-robin when they outnumber them.
+    #[test]
+    fn a_rank_uses_gpu_local_rank_mod_visible() {
+        let devices: Vec<Device> = (0..6)
+            .map(|r| {
+                let r = r.to_string();
+                info(&[
+                    ("OMPI_COMM_WORLD_RANK", "7"),
+                    ("OMPI_COMM_WORLD_LOCAL_RANK", &r),
+                    ("CUDA_VISIBLE_DEVICES", "4,5,6,7"),
+                ])
+                .device()
+            })
+            .collect();
+        let expected = [0, 1, 2, 3, 0, 1].map(Device::Gpu);
+        assert_eq!(devices, expected);
         let i = info(&[("LOCAL_RANK", "2"), ("RANK", "6"), ("CUDA_VISIBLE_DEVICES", "")]);
         assert_eq!((i.launcher, i.device()), (Launcher::Torchrun, Device::Cpu));
-        assert_eq!(info(&[]).launcher, Launcher::Direct);
     }
 }

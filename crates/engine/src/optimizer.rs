@@ -38,6 +38,7 @@ use crate::observe::{Observer, ObserverMode, Observers, ProgressLine, RankLog};
 use crate::result::RunResult;
 use crate::transport::Communicator;
 use crate::transport::local::run_local;
+use propulate_core::early_stop::EarlyStopper;
 use propulate_core::individual::Params;
 
 use propulate_core::layout::IslandSpec;
@@ -55,13 +56,20 @@ pub struct Optimizer {
     space: SearchSpace,
     config: RunConfig,
     propagator: Option<Arc<dyn Propagator>>,
+    stopper: Option<Arc<dyn EarlyStopper>>,
     observers: Observers,
 }
 
 impl Optimizer {
     /// A run over `space` with the default configuration (100 generations, one island).
     pub fn new(space: SearchSpace) -> Self {
-        Optimizer { space, config: RunConfig::default(), propagator: None, observers: Observers::default() }
+        Optimizer {
+            space,
+            config: RunConfig::default(),
+            propagator: None,
+            stopper: None,
+            observers: Observers::default(),
+        }
     }
     /// Replace the whole configuration.
     pub fn config(mut self, config: RunConfig) -> Self {
@@ -153,6 +161,18 @@ impl Optimizer {
         self.propagator = Some(Arc::new(p));
         self
     }
+    /// Stop hopeless evaluations early: a loss reports intermediate values with
+    /// [`WorkerContext::report`], and `stopper` (e.g. [`MedianStopper`](propulate_core::early_stop::MedianStopper))
+    /// decides after each report from the island's completed evaluations.
+    pub fn early_stopping(mut self, stopper: impl EarlyStopper + 'static) -> Self {
+        self.stopper = Some(Arc::new(stopper));
+        self
+    }
+    /// [`Optimizer::early_stopping`] with a stopper chosen at run time (`early_stop::by_name`).
+    pub fn early_stopping_boxed(mut self, stopper: Box<dyn EarlyStopper>) -> Self {
+        self.stopper = Some(Arc::from(stopper));
+        self
+    }
     /// The configuration as it stands.
     pub fn run_config(&self) -> &RunConfig {
         &self.config
@@ -164,7 +184,8 @@ impl Optimizer {
     where
         F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
     {
-        driver::run(world, &self.config, &self.space, self.propagator.as_deref(), &self.observers, loss)
+        let (propagator, stopper) = (self.propagator.as_deref(), self.stopper.as_deref());
+        driver::run(world, &self.config, &self.space, propagator, stopper, &self.observers, loss)
     }
 
     /// Run with `ranks` in-process ranks (threads, at most [`MAX_LOCAL_RANKS`]), no MPI needed.
@@ -184,10 +205,11 @@ impl Optimizer {
         }
         let loss = Arc::new(loss);
         let (space, config) = (self.space.clone(), self.config.clone());
-        let (propagator, observers) = (self.propagator.clone(), self.observers.clone());
+        let (propagator, stopper, observers) = (self.propagator.clone(), self.stopper.clone(), self.observers.clone());
         let mut results = run_local(ranks, move |mut comm| {
             let loss = loss.clone();
-            driver::run(&mut comm, &config, &space, propagator.as_deref(), &observers, move |p, c| loss(p, c))
+            let (propagator, stopper) = (propagator.as_deref(), stopper.as_deref());
+            driver::run(&mut comm, &config, &space, propagator, stopper, &observers, move |p, c| loss(p, c))
         });
         for (rank, r) in results.iter().enumerate() {
             if r.is_err() {

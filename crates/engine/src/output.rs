@@ -13,8 +13,9 @@ use crate::result::RunResult;
 use propulate_core::individual::Individual;
 use propulate_core::space::SearchSpace;
 
-/// An individual as a JSON object: loss, params (name to value), identity, failure, and the
-/// metrics its loss recorded (if any).
+/// An individual as a JSON object: loss, params (name to value), identity, failure, the metrics
+/// its loss recorded (if any), and the values it reported (`curve`, `[step, value]` pairs, and
+/// `pruned`) if it reported any.
 pub fn individual_json(space: &SearchSpace, ind: &Individual) -> Json {
     let params: Map<String, Json> =
         space.params().iter().enumerate().map(|(i, p)| (p.name.clone(), space.to_json(i, ind.values[i]))).collect();
@@ -26,10 +27,20 @@ pub fn individual_json(space: &SearchSpace, ind: &Individual) -> Json {
         "generation": ind.id.generation,
         "failure": ind.failure,
     });
+    let object = j.as_object_mut().expect("object");
     if !ind.metrics.is_empty() {
-        j.as_object_mut().expect("object").insert("metrics".into(), json!(ind.metrics));
+        object.insert("metrics".into(), json!(ind.metrics));
+    }
+    if let Some(curve) = &ind.curve {
+        object.insert("curve".into(), json!(curve.points));
+        object.insert("pruned".into(), json!(curve.pruned));
     }
     j
+}
+
+/// Evaluations an early stopper ended, among the trials (world rank 0 holds them all).
+fn pruned_trials(result: &RunResult) -> usize {
+    result.trials.iter().filter(|t| t.pruned()).count()
 }
 
 fn finite_or_null(x: f64) -> Json {
@@ -68,6 +79,7 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
     let obj = best.as_object_mut().expect("object");
     obj.insert("evaluations".into(), json!(result.evaluations));
     obj.insert("failed".into(), json!(result.failed));
+    obj.insert("pruned".into(), json!(pruned_trials(result)));
     obj.insert("wall_s".into(), json!(result.wall_s));
     obj.insert("evals_per_s".into(), json!(result.evals_per_s()));
     obj.insert("resumed".into(), json!(result.resumed));
@@ -104,10 +116,13 @@ fn csv_field(s: &str) -> String {
 }
 
 /// One row per evaluation: identity, one column per parameter, loss, failure, start, duration, then
-/// one column per metric that any evaluation recorded (empty where one did not).
+/// one column per metric that any evaluation recorded (empty where one did not), then, when any
+/// evaluation reported intermediate values, `pruned` (`true` when an early stopper ended it) and
+/// `last_step` (the step of its last report: where it stopped, if pruned).
 pub fn trials_csv(space: &SearchSpace, trials: &[Individual]) -> String {
     let metrics: std::collections::BTreeSet<&str> =
         trials.iter().flat_map(|t| t.metrics.keys().map(String::as_str)).collect();
+    let curves = trials.iter().any(|t| t.curve.is_some());
     let mut out = String::from("island,worker,generation");
     for p in space.params() {
         out.push(',');
@@ -117,6 +132,9 @@ pub fn trials_csv(space: &SearchSpace, trials: &[Individual]) -> String {
     for m in &metrics {
         out.push(',');
         out.push_str(&csv_field(m));
+    }
+    if curves {
+        out.push_str(",pruned,last_step");
     }
     out.push('\n');
     for t in trials {
@@ -138,6 +156,10 @@ pub fn trials_csv(space: &SearchSpace, trials: &[Individual]) -> String {
             if let Some(v) = t.metrics.get(*m) {
                 let _ = write!(out, "{v}");
             }
+        }
+        if curves {
+            let last = t.curve.as_ref().and_then(|c| c.last_step()).map(|s| s.to_string()).unwrap_or_default();
+            let _ = write!(out, ",{},{last}", t.pruned());
         }
         out.push('\n');
     }
@@ -167,7 +189,14 @@ pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
             );
         }
     }
-    let resumed = if result.resumed > 0 { format!(", {} from the checkpoint", result.resumed) } else { String::new() };
+    let mut resumed = String::new();
+    let pruned = pruned_trials(result);
+    if pruned > 0 {
+        let _ = write!(resumed, ", {pruned} pruned");
+    }
+    if result.resumed > 0 {
+        let _ = write!(resumed, ", {} from the checkpoint", result.resumed);
+    }
     // Slow losses (trainings) are counted per hour, cheap ones per second.
     let rate = match result.evals_per_s() {
         r if r >= 1.0 => format!("{r:.0} evaluations/s"),
@@ -207,6 +236,26 @@ mod tests {
         assert_eq!(lines.next().unwrap(), "island,worker,generation,lr,act,loss,failure,start,duration_s");
         let row = lines.next().unwrap();
         assert!(row.starts_with("0,0,0,0.5,\"re,lu\",inf,\"the loss returned an error: \"\"boom\"\"\","), "{row}");
+    }
+
+    #[test]
+    fn curves_add_pruned_and_last_step_columns_and_json_fields() {
+        use propulate_core::early_stop::Curve;
+        let space = SearchSpace::builder().float("lr", 0.0, 1.0).build().unwrap();
+        let mut pruned = Individual::new(vec![Value::Float(0.5)]);
+        pruned.curve = Some(Curve { points: vec![(0, 2.3), (1, 2.2)], pruned: true });
+        let mut finished = Individual::new(vec![Value::Float(0.25)]);
+        finished.curve = Some(Curve { points: vec![(0, 1.0), (5, 0.5)], pruned: false });
+        let silent = Individual::new(vec![Value::Float(0.75)]);
+        let csv = trials_csv(&space, &[pruned.clone(), finished, silent.clone()]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(",duration_s,pruned,last_step"), "{}", lines[0]);
+        assert!(lines[1].ends_with(",true,1") && lines[2].ends_with(",false,5"), "{csv}");
+        assert!(lines[3].ends_with(",false,"), "{}", lines[3]);
+        assert_eq!(individual_json(&space, &pruned)["curve"], json!([[0, 2.3], [1, 2.2]]));
+        assert_eq!(individual_json(&space, &pruned)["pruned"], json!(true));
+        assert!(individual_json(&space, &silent).get("curve").is_none());
+        assert!(!trials_csv(&space, &[silent]).contains("pruned"), "no columns when nothing reported");
     }
 
     #[test]

@@ -44,7 +44,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::normalized::{UnitBox, in_breeding_order, symmetric_eigen};
+use super::normalized::{UnitBox, check_same_space, in_breeding_order, symmetric_eigen};
 use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
@@ -404,11 +404,7 @@ impl Propagator for Cmaes {
         1
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
-        if space != &self.space {
-            return Err(Error::InvalidPropagator(
-                "CMA-ES was built for a different search space than the one it is asked to breed in".into(),
-            ));
-        }
+        check_same_space(&self.space, space, "CMA-ES")?;
         let values = match self.rebuild(pool) {
             Some(state) => self.unit.point_at(&state.sample(rng)),
             None => space.sample(rng),

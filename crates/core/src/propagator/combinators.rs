@@ -51,11 +51,7 @@ impl Propagator for Compose {
         self.stages.last().expect("non-empty").offspring()
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
-        let mut current = self.stages[0].propagate(pool, space, rng)?;
-        for stage in &self.stages[1..] {
-            current = stage.propagate(&current, space, rng)?;
-        }
-        Ok(current)
+        self.run(None, pool, space, rng)
     }
     fn propagate_as(
         &self,
@@ -64,9 +60,21 @@ impl Propagator for Compose {
         space: &SearchSpace,
         rng: &mut PropRng,
     ) -> Result<Vec<Individual>> {
-        let mut current = self.stages[0].propagate_as(breeder, pool, space, rng)?;
+        self.run(Some(breeder), pool, space, rng)
+    }
+}
+
+impl Compose {
+    fn run(
+        &self,
+        breeder: Option<Breeder>,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        let mut current = call(self.stages[0].as_ref(), breeder, pool, space, rng)?;
         for stage in &self.stages[1..] {
-            current = stage.propagate_as(breeder, &current, space, rng)?;
+            current = call(stage.as_ref(), breeder, &current, space, rng)?;
         }
         Ok(current)
     }
@@ -105,11 +113,7 @@ impl Propagator for Conditional {
         self.if_full.offspring()
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
-        if pool.size() >= self.pop_size {
-            self.if_full.propagate(pool, space, rng)
-        } else {
-            self.otherwise.propagate(pool, space, rng)
-        }
+        self.run(None, pool, space, rng)
     }
     fn propagate_as(
         &self,
@@ -118,11 +122,20 @@ impl Propagator for Conditional {
         space: &SearchSpace,
         rng: &mut PropRng,
     ) -> Result<Vec<Individual>> {
-        if pool.size() >= self.pop_size {
-            self.if_full.propagate_as(breeder, pool, space, rng)
-        } else {
-            self.otherwise.propagate_as(breeder, pool, space, rng)
-        }
+        self.run(Some(breeder), pool, space, rng)
+    }
+}
+
+impl Conditional {
+    fn run(
+        &self,
+        breeder: Option<Breeder>,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        let branch = if pool.size() >= self.pop_size { &self.if_full } else { &self.otherwise };
+        call(branch.as_ref(), breeder, pool, space, rng)
     }
 }
 
@@ -160,11 +173,7 @@ impl Propagator for Stochastic {
         self.inner.offspring()
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
-        if rng.random_bool(self.probability) {
-            self.inner.propagate(pool, space, rng)
-        } else {
-            Ok(take_parents(self.name(), pool, self.offspring())?.iter().map(Individual::child).collect())
-        }
+        self.run(None, pool, space, rng)
     }
     fn propagate_as(
         &self,
@@ -173,10 +182,37 @@ impl Propagator for Stochastic {
         space: &SearchSpace,
         rng: &mut PropRng,
     ) -> Result<Vec<Individual>> {
+        self.run(Some(breeder), pool, space, rng)
+    }
+}
+
+impl Stochastic {
+    fn run(
+        &self,
+        breeder: Option<Breeder>,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
         if rng.random_bool(self.probability) {
-            self.inner.propagate_as(breeder, pool, space, rng)
+            call(self.inner.as_ref(), breeder, pool, space, rng)
         } else {
             Ok(take_parents(self.name(), pool, self.offspring())?.iter().map(Individual::child).collect())
         }
+    }
+}
+
+/// A stage called as its combinator was: with the breeder when it has one, so that a stage that
+/// needs it (PSO) gets it and the others behave as before.
+fn call(
+    stage: &dyn Propagator,
+    breeder: Option<Breeder>,
+    pool: &dyn Pool,
+    space: &SearchSpace,
+    rng: &mut PropRng,
+) -> Result<Vec<Individual>> {
+    match breeder {
+        Some(b) => stage.propagate_as(b, pool, space, rng),
+        None => stage.propagate(pool, space, rng),
     }
 }

@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use rand::RngExt;
 
-use super::normalized::{UnitBox, in_breeding_order};
+use super::normalized::{UnitBox, check_same_space, in_breeding_order};
 use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
@@ -236,11 +236,7 @@ impl Propagator for NelderMead {
         1
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
-        if space != &self.space {
-            return Err(Error::InvalidPropagator(
-                "Nelder-Mead was built for a different search space than the one it is asked to breed in".into(),
-            ));
-        }
+        check_same_space(&self.space, space, "Nelder-Mead")?;
         let (mv, simplex) = self.plan(pool);
         if mv == Move::Random {
             return Ok(vec![Individual::new(space.sample(rng))]);

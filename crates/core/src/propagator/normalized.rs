@@ -186,6 +186,16 @@ pub(crate) fn symmetric_eigen(matrix: &[f64], n: usize) -> (Vec<f64>, Vec<f64>) 
     ((0..n).map(|i| a[i * n + i]).collect(), v)
 }
 
+/// The error of a propagator built for one search space and asked to breed in another.
+pub(crate) fn check_same_space(built_for: &SearchSpace, asked: &SearchSpace, propagator: &str) -> Result<()> {
+    if asked == built_for {
+        return Ok(());
+    }
+    Err(Error::InvalidPropagator(format!(
+        "{propagator} was built for a different search space than the one it is asked to breed in"
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,7 +46,7 @@
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::normalized::{UnitBox, reflect_into_unit};
+use super::normalized::{UnitBox, check_same_space, reflect_into_unit};
 use super::{Arity, Breeder, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
@@ -234,9 +234,7 @@ impl Propagator for Pso {
         if space != &self.space {
             // A space this swarm could not search at all says why (a categorical, by name).
             UnitBox::new(space, "PSO")?;
-            return Err(Error::InvalidPropagator(
-                "PSO was built for a different search space than the one it is asked to breed in".into(),
-            ));
+            check_same_space(&self.space, space, "PSO")?;
         }
         let own =
             |generation: u64| pool.stored(&IndividualId { island: breeder.island, worker: breeder.worker, generation });

@@ -21,6 +21,7 @@ pub(crate) enum WireError {
     Decode(String),
     Checkpoint(String),
     Observer(String),
+    Report(String),
     Io {
         path: String,
         message: String,
@@ -40,6 +41,7 @@ impl From<&Error> for WireError {
             Error::Decode(m) => WireError::Decode(m.clone()),
             Error::Checkpoint(m) => WireError::Checkpoint(m.clone()),
             Error::Observer(m) => WireError::Observer(m.clone()),
+            Error::Report(m) => WireError::Report(m.clone()),
             Error::Io { path, source } => WireError::Io { path: path.clone(), message: source.to_string() },
         }
     }
@@ -58,6 +60,7 @@ impl From<WireError> for Error {
             WireError::Decode(m) => Error::Decode(m),
             WireError::Checkpoint(m) => Error::Checkpoint(m),
             WireError::Observer(m) => Error::Observer(m),
+            WireError::Report(m) => Error::Report(m),
             WireError::Io { path, message } => Error::Io { path, source: std::io::Error::other(message) },
         }
     }
@@ -105,6 +108,7 @@ mod tests {
             Error::Core(propulate_core::Error::InvalidSpace("x".into())),
             Error::InvalidConfig("y".into()),
             Error::Observer("per-rank log: z".into()),
+            Error::Report("reported step 1 after step 1".into()),
             Error::io("/a/b", std::io::Error::other("denied")),
         ];
         for e in errors {

@@ -24,6 +24,8 @@ where
     let outcome = catch_unwind(AssertUnwindSafe(|| loss(Params::new(space, &ind.values), ctx)));
     ind.duration_s = t0.elapsed().as_secs_f64();
     ind.metrics = std::mem::take(&mut ctx.metrics).into_iter().collect();
+    let curve = std::mem::take(&mut ctx.reports.curve);
+    ind.curve = (curve.pruned || !curve.points.is_empty()).then_some(curve);
     let failure = match outcome {
         Ok(Ok(x)) if x.is_nan() => Some("the loss is NaN".to_string()),
         Ok(Ok(x)) if x == f64::NEG_INFINITY => Some("the loss is -inf".to_string()),

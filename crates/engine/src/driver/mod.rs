@@ -13,6 +13,7 @@ mod summary;
 mod termination;
 
 pub use evaluate::LossResult;
+pub(crate) use evaluate::panic_message;
 
 use std::time::Instant;
 
@@ -23,6 +24,7 @@ use crate::launcher::{Device, LaunchInfo};
 use crate::observe::{Observers, RankInfo};
 use crate::result::RunResult;
 use crate::transport::{Communicator, borrow_boxed};
+use propulate_core::early_stop::EarlyStopper;
 use propulate_core::individual::{Individual, Params};
 use propulate_core::layout::Layout;
 use propulate_core::propagator::{DefaultPropagatorConfig, Propagator, default_propagator};
@@ -41,12 +43,22 @@ pub(crate) struct Run<'a> {
     pub rank: usize,
     pub device: Device,
     pub start: Instant,
+    /// Stops hopeless evaluations from what they report (`WorkerContext::report`).
+    pub stopper: Option<&'a dyn EarlyStopper>,
 }
 
 impl Run<'_> {
     /// The context a loss gets on this rank for `ind`.
     pub fn worker_context<'c>(&self, ind: &Individual, comm: Option<&'c mut dyn Communicator>) -> WorkerContext<'c> {
-        WorkerContext::new(&self.layout, self.rank, evaluate::evaluation_seed(self.cfg.seed, ind), self.device, comm)
+        let mut ctx = WorkerContext::new(
+            &self.layout,
+            self.rank,
+            evaluate::evaluation_seed(self.cfg.seed, ind),
+            self.device,
+            comm,
+        );
+        ctx.reports.stopping = self.stopper.is_some();
+        ctx
     }
 }
 
@@ -60,6 +72,7 @@ pub(crate) fn run<F>(
     cfg: &RunConfig,
     space: &SearchSpace,
     propagator: Option<&dyn Propagator>,
+    stopper: Option<&dyn EarlyStopper>,
     observers: &Observers,
     mut loss: F,
 ) -> Result<RunResult>
@@ -67,6 +80,9 @@ where
     F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
 {
     cfg.validate()?;
+    if let Some(s) = stopper {
+        s.validate()?;
+    }
     let layout = Layout::new(world.size(), cfg.ranks_per_worker, &cfg.islands)?;
     Topology::new(&cfg.topology, layout.islands())?;
     let default;
@@ -89,7 +105,7 @@ where
     agree(world, started)?;
     let mut resumed = checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout, &mut observers)?;
     world.barrier()?;
-    let run = Run { cfg, space, layout, rank, device: launch.device(), start: Instant::now() };
+    let run = Run { cfg, space, layout, rank, device: launch.device(), start: Instant::now(), stopper };
 
     // A panic outside the loss (a custom propagator, an internal invariant) must end the job too:
     // unwinding would leave the other ranks waiting for this one.

@@ -60,7 +60,8 @@ fn contribution(journal: &WorkerJournal, home: usize, island: usize) -> (Vec<&In
 
 /// An upper bound of `ind`'s postcard size: varints take at most 10 bytes, a float 8, a tag 1.
 fn encoded_bound(ind: &Individual) -> usize {
-    let metrics: usize = ind.metrics.keys().map(|k| k.len() + 20).sum();
+    let metrics: usize =
+        ind.metrics.keys().map(|k| k.len() + 20).sum::<usize>() + ind.curve.as_ref().map_or(0, |c| 18 * c.points.len());
     64 + 11 * ind.values.len() + 5 * ind.history.len() + ind.failure.as_ref().map_or(1, |f| f.len() + 11) + metrics
 }
 

@@ -8,6 +8,7 @@
 //! old run; they are recognised by a generation below the manifest's `generation_offset` (the new
 //! run numbers its generations after the old run's last) and only their values are checked.
 
+use propulate_core::early_stop::{Curve, MAX_CURVE_POINTS};
 use propulate_core::individual::{Individual, IndividualId};
 use propulate_core::layout::Layout;
 use propulate_core::space::SearchSpace;
@@ -136,8 +137,26 @@ impl<'a> RecordRules<'a> {
         if let Some((name, value)) = ind.metrics.iter().find(|(_, v)| !v.is_finite()) {
             return Err(format!("individual {id}: metric '{name}' is {value}; metrics are finite numbers"));
         }
+        if let Some(curve) = &ind.curve {
+            check_curve(curve).map_err(|e| format!("individual {id}: curve: {e}"))?;
+        }
         Ok(())
     }
+}
+
+/// A curve as `WorkerContext::report` records it: finite values at strictly increasing steps, at
+/// most [`MAX_CURVE_POINTS`] of them.
+fn check_curve(curve: &Curve) -> Result<(), String> {
+    if curve.points.len() > MAX_CURVE_POINTS {
+        return Err(format!("{} points, more than the {MAX_CURVE_POINTS} a run records", curve.points.len()));
+    }
+    if let Some((step, value)) = curve.points.iter().find(|p| !p.1.is_finite()) {
+        return Err(format!("the value at step {step} is {value}; reported values are finite numbers"));
+    }
+    if let Some(w) = curve.points.windows(2).find(|w| w[1].0 <= w[0].0) {
+        return Err(format!("step {} follows step {}; steps increase", w[1].0, w[0].0));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -212,6 +231,19 @@ mod tests {
         check(Event::Bred(Bred { id: bad.id, values: bad.values[..1].to_vec() }), &["bred 0/1/10", "1 values"]);
         bad.values[2] = Value::Float(0.0);
         check(Event::Seed(Migrants { to: 0, inds: vec![bad] }), &["'act'", "categorical", "float value"]);
+    }
+
+    #[test]
+    fn curves_must_be_what_report_records() {
+        let with = |points: Vec<(u64, f64)>| {
+            let mut i = ind(1, 0, 10);
+            i.curve = Some(Curve { points, pruned: true });
+            Event::Eval(Eval { ind: i })
+        };
+        check(with(vec![(0, 1.0), (0, 0.5)]), &["individual 0/1/10", "curve", "step 0 follows step 0"]);
+        check(with(vec![(3, 1.0), (2, 0.5)]), &["step 2 follows step 3"]);
+        check(with(vec![(0, f64::INFINITY)]), &["step 0 is inf"]);
+        check(with((0..MAX_CURVE_POINTS as u64 + 1).map(|s| (s, 1.0)).collect()), &["100001 points"]);
     }
 
     #[test]

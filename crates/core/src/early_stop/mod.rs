@@ -1,0 +1,205 @@
+//! Early stopping of hopeless evaluations: a loss reports intermediate values (a learning curve,
+//! one value per step, e.g. the validation loss after every epoch), and after each report a rule
+//! says whether the evaluation should go on.
+//!
+//! An [`EarlyStopper`] is pure, like a propagator: before an evaluation starts, the driver hands it
+//! the island's completed evaluations (their curves travel with the individuals, through messages,
+//! migrations and the journal) and the candidate's values; it returns a [`StopRule`] for that one
+//! evaluation, which sees the candidate's curve after each report. Nothing is kept between
+//! evaluations, so a stopper survives migration and resume, and workers share it without merging
+//! state (the reference's surrogates merge state between workers and keep the worse baseline when
+//! they do; here every rule starts from the island's population as it is).
+//!
+//! Stoppers (every one compares a candidate with completed evaluations only: not pruned, not
+//! failed, with a curve; and decides only after `min_reports` reports):
+//! - [`MedianStopper`] (`median`): stop when the candidate's best value so far is worse than the
+//!   median of the completed curves' best values up to the same step (Optuna's median pruner).
+//! - [`StaticStopper`] (`static`): the reference's static surrogate, fixed: the baseline is the
+//!   island's best completed curve; stop when the candidate is worse than the baseline at the same
+//!   step by more than the margin.
+//! - [`LogLinearStopper`] (`log-linear`): fit `a + b ln(1 + step)` to the candidate's curve,
+//!   extrapolate to the longest completed curve's last step, stop when even that is worse than the
+//!   island's best loss by more than the margin.
+//! - [`DynamicStopper`] (`dynamic`): the reference's dynamic (freeze-thaw) surrogate, fixed: a
+//!   Gaussian process over the search space predicts the candidate's final loss from the completed
+//!   evaluations, and a Bayesian line fit of its curve in log time, with that prediction as the
+//!   prior of its end, bends it towards the curve; stop when the optimistic end of the forecast
+//!   (mean minus one standard deviation) is worse than the island's best loss by more than the
+//!   margin (the reference compares with the worst loss).
+//!
+//! The margin `m` (default 0.8, the reference's) says how much worse counts: a value `v` is worse
+//! than a reference value `r` by more than the margin when `v - r > (1/m - 1) |r|`, i.e. more than
+//! 25 % worse for `m = 0.8` (the reference's `r < m v`, extended to losses of either sign). The
+//! margin is relative: against a reference value of 0 every worse value counts, so for losses
+//! that reach 0 the median stopper is the one to use.
+
+mod dynamic;
+mod gp;
+mod log_linear;
+mod median;
+mod static_baseline;
+
+pub use dynamic::DynamicStopper;
+pub use log_linear::LogLinearStopper;
+pub use median::MedianStopper;
+pub use static_baseline::StaticStopper;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::individual::Individual;
+use crate::space::{SearchSpace, Value};
+
+/// The most reports one evaluation may make (a report per step of a long training is far fewer):
+/// what a journal holds for one evaluation stays bounded.
+pub const MAX_CURVE_POINTS: usize = 100_000;
+
+/// What an evaluation reported while it ran: `(step, value)` pairs with increasing steps (finite
+/// values only), and whether it was told to stop (after its last report).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Curve {
+    /// The reported values, steps strictly increasing.
+    pub points: Vec<(u64, f64)>,
+    /// True when an early stopper ended the evaluation after its last point.
+    pub pruned: bool,
+}
+
+impl Curve {
+    /// The step of the last report.
+    pub fn last_step(&self) -> Option<u64> {
+        self.points.last().map(|p| p.0)
+    }
+
+    /// The lowest value reported at or before `step`, if any.
+    pub fn best_until(&self, step: u64) -> Option<f64> {
+        best_until(&self.points, step)
+    }
+}
+
+/// The lowest value of `points` at or before `step`.
+pub(crate) fn best_until(points: &[(u64, f64)], step: u64) -> Option<f64> {
+    points.iter().take_while(|p| p.0 <= step).map(|p| p.1).min_by(f64::total_cmp)
+}
+
+/// What the driver answers a report with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Go on training.
+    Continue,
+    /// Stop now and return (the loss's return value is recorded, with the curve marked pruned).
+    Stop,
+}
+
+impl Decision {
+    /// True for [`Decision::Stop`].
+    pub fn is_stop(self) -> bool {
+        self == Decision::Stop
+    }
+}
+
+/// The rule for one evaluation: asked after every report.
+pub trait StopRule: Send {
+    /// Whether the evaluation whose curve so far is `points` (newest last, at least one) should stop.
+    fn should_stop(&mut self, points: &[(u64, f64)]) -> bool;
+}
+
+/// Makes the [`StopRule`] of each evaluation from what the island knows.
+pub trait EarlyStopper: Send + Sync + std::fmt::Debug {
+    /// The stopper's name (as `--early-stop` takes it).
+    fn name(&self) -> &'static str;
+    /// The rule for an evaluation of `candidate` (values in `space`), given the island's completed
+    /// evaluations, best first (see [`completed`]).
+    fn rule(&self, completed: &[&Individual], space: &SearchSpace, candidate: &[Value]) -> Box<dyn StopRule>;
+    /// Check the stopper's settings before a run; the error names the bad one.
+    fn validate(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Settings every stopper shares.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StopSettings {
+    /// Completed evaluations the island must hold before any evaluation is stopped.
+    pub startup: usize,
+    /// Reports an evaluation makes before it can be stopped.
+    pub min_reports: usize,
+    /// How much worse counts as hopeless (0 < margin <= 1; see the module's documentation).
+    pub margin: f64,
+}
+
+impl Default for StopSettings {
+    fn default() -> Self {
+        StopSettings { startup: 3, min_reports: 2, margin: 0.8 }
+    }
+}
+
+impl StopSettings {
+    /// Check the settings; the error names the bad one.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.margin > 0.0 && self.margin <= 1.0) {
+            return Err(Error::InvalidConfig(format!(
+                "early stopping margin {} is outside (0, 1]: 0.8 stops evaluations 25 % worse than the reference, 1 any worse one",
+                self.margin
+            )));
+        }
+        if self.min_reports == 0 {
+            return Err(Error::InvalidConfig(
+                "early stopping needs at least 1 report before it stops an evaluation (min_reports >= 1)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// True when `value` is worse than `reference` by more than the margin.
+    pub fn hopeless(&self, value: f64, reference: f64) -> bool {
+        value - reference > (1.0 / self.margin - 1.0) * reference.abs()
+    }
+}
+
+/// The evaluations of `island` (any order) a stopper compares with, best first: not failed, not
+/// pruned, with a curve.
+pub fn completed<'a>(island: impl Iterator<Item = &'a Individual>) -> Vec<&'a Individual> {
+    let mut done: Vec<&Individual> = island
+        .filter(|i| i.failure.is_none() && i.curve.as_ref().is_some_and(|c| !c.pruned && !c.points.is_empty()))
+        .collect();
+    done.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
+    done
+}
+
+/// The names [`by_name`] knows.
+pub const STOPPER_NAMES: [&str; 4] = ["median", "static", "log-linear", "dynamic"];
+
+/// The stopper called `name`, with `settings`; an unknown name lists the known ones.
+pub fn by_name(name: &str, settings: StopSettings) -> Result<Box<dyn EarlyStopper>> {
+    settings.validate()?;
+    Ok(match name {
+        "median" => Box::new(MedianStopper { settings }),
+        "static" => Box::new(StaticStopper { settings }),
+        "log-linear" => Box::new(LogLinearStopper { settings }),
+        "dynamic" => Box::new(DynamicStopper { settings }),
+        _ => {
+            return Err(Error::UnknownName {
+                kind: "early stopper",
+                name: name.into(),
+                valid: STOPPER_NAMES.join(", "),
+            });
+        }
+    })
+}
+
+/// A rule that never stops (too few completed evaluations to compare with).
+pub(crate) struct Never;
+
+impl StopRule for Never {
+    fn should_stop(&mut self, _: &[(u64, f64)]) -> bool {
+        false
+    }
+}
+
+/// The last step of the longest completed curve: how far an evaluation is expected to go.
+pub(crate) fn horizon(completed: &[&Individual]) -> Option<u64> {
+    completed.iter().filter_map(|i| i.curve.as_ref()?.last_step()).max()
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,190 @@
+//! The stoppers on hand-made islands: each stops what it must and lets through what it must.
+
+use super::*;
+use crate::individual::IndividualId;
+
+fn space() -> SearchSpace {
+    SearchSpace::builder().float("x", 0.0, 1.0).categorical("act", &["relu", "tanh"]).build().unwrap()
+}
+
+/// A completed (or pruned) evaluation at `x` whose curve is `values` at steps 0, 1, 2, ...; its
+/// loss is the curve's best value.
+fn evaluated(generation: u64, x: f64, values: &[f64], pruned: bool) -> Individual {
+    let mut ind = Individual::new(vec![Value::Float(x), Value::Cat(0)]);
+    ind.id = IndividualId { island: 0, worker: 0, generation };
+    ind.loss = values.iter().copied().fold(f64::INFINITY, f64::min);
+    ind.curve = Some(Curve { points: values.iter().enumerate().map(|(s, v)| (s as u64, *v)).collect(), pruned });
+    ind
+}
+
+fn points(values: &[f64]) -> Vec<(u64, f64)> {
+    values.iter().enumerate().map(|(s, v)| (s as u64, *v)).collect()
+}
+
+/// Feed `values` report by report; the step after which the rule said stop, if it did.
+fn stopped_at(rule: &mut dyn StopRule, values: &[f64]) -> Option<u64> {
+    let all = points(values);
+    (1..=all.len()).find(|&n| rule.should_stop(&all[..n])).map(|n| n as u64 - 1)
+}
+
+/// Five completed learning curves, falling from 2.3 to 0.5 .. 0.9.
+fn island() -> Vec<Individual> {
+    (0..5)
+        .map(|g| {
+            let end = 0.5 + 0.1 * g as f64;
+            let curve: Vec<f64> = (0..10).map(|s| end + (2.3 - end) * (-(s as f64)).exp()).collect();
+            evaluated(g, 0.1 * g as f64, &curve, false)
+        })
+        .collect()
+}
+
+const CRAWLING: [f64; 10] = [2.30, 2.29, 2.29, 2.28, 2.28, 2.27, 2.27, 2.27, 2.26, 2.26];
+const GOOD: [f64; 10] = [2.0, 1.0, 0.6, 0.45, 0.4, 0.38, 0.37, 0.36, 0.36, 0.35];
+
+#[test]
+fn completed_keeps_finished_curves_best_first() {
+    let mut inds = island();
+    inds.push(evaluated(7, 0.5, &[0.1], true)); // pruned
+    let mut failed = evaluated(8, 0.5, &[0.2], false);
+    failed.failure = Some("boom".into());
+    inds.push(failed);
+    inds.push(Individual { loss: 0.3, ..Individual::new(vec![Value::Float(0.5), Value::Cat(0)]) }); // no curve
+    let done = completed(inds.iter());
+    assert_eq!(done.iter().map(|i| i.id.generation).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn every_stopper_stops_a_crawling_curve_and_lets_a_good_one_finish() {
+    let inds = island();
+    let done = completed(inds.iter());
+    let stoppers: Vec<Box<dyn EarlyStopper>> = vec![
+        Box::new(MedianStopper::default()),
+        Box::new(StaticStopper::default()),
+        Box::new(LogLinearStopper::default()),
+        Box::new(DynamicStopper::default()),
+    ];
+    for s in &stoppers {
+        let crawling = vec![Value::Float(0.95), Value::Cat(1)];
+        let at = stopped_at(s.rule(&done, &space(), &crawling).as_mut(), &CRAWLING);
+        // The dynamic stopper's prior (configurations that all did well) holds it back for a while.
+        let latest = match s.name() {
+            "log-linear" => 2,
+            "dynamic" => 4,
+            _ => 1,
+        };
+        assert!(
+            at.is_some_and(|a| a <= latest),
+            "{} stopped the crawling curve at {at:?}, not by step {latest}",
+            s.name()
+        );
+        let good = vec![Value::Float(0.05), Value::Cat(0)];
+        assert_eq!(stopped_at(s.rule(&done, &space(), &good).as_mut(), &GOOD), None, "{}", s.name());
+    }
+}
+
+#[test]
+fn no_stopper_decides_before_its_start_up() {
+    let inds = island();
+    let done = completed(inds.iter());
+    let settings = StopSettings { startup: 6, ..StopSettings::default() };
+    for name in STOPPER_NAMES {
+        let s = by_name(name, settings).unwrap();
+        let mut rule = s.rule(&done, &space(), &[Value::Float(0.9), Value::Cat(1)]);
+        assert_eq!(stopped_at(rule.as_mut(), &CRAWLING), None, "{name} with 5 of 6 completed evaluations");
+        let mut rule = s.rule(&[], &space(), &[Value::Float(0.9), Value::Cat(1)]);
+        assert_eq!(stopped_at(rule.as_mut(), &CRAWLING), None, "{name} on an empty island");
+    }
+}
+
+#[test]
+fn the_median_is_taken_at_the_same_step() {
+    let inds = island();
+    let done = completed(inds.iter());
+    let mut rule = MedianStopper::default().rule(&done, &space(), &[]);
+    // Step 1: the others' best so far are 2.3 - 1.8(1 - 1/e) .. : about 1.16 to 1.41, median 1.29.
+    assert!(!rule.should_stop(&[(0, 2.3), (1, 1.2)]));
+    assert!(rule.should_stop(&[(0, 2.3), (1, 1.4)]));
+    // A late step where the median is about 0.7: 0.69 goes on, 0.71 stops.
+    assert!(!rule.should_stop(&[(0, 2.3), (9, 0.69)]));
+    assert!(rule.should_stop(&[(0, 2.3), (9, 0.71)]));
+}
+
+#[test]
+fn the_static_baseline_is_the_best_curve_matched_by_step_with_the_margin() {
+    let best = evaluated(0, 0.0, &[1.0, 0.8, 0.6], false);
+    let worse = evaluated(1, 0.0, &[1.0, 0.9, 0.7], false);
+    let done = completed([&worse, &best].into_iter());
+    let mut rule = StaticStopper::default().rule(&done, &space(), &[]);
+    // At step 2 the baseline is 0.6: 25 % worse is 0.75.
+    assert!(!rule.should_stop(&[(0, 2.0), (2, 0.74)]));
+    assert!(rule.should_stop(&[(0, 2.0), (2, 0.76)]));
+    // A candidate that reports only every other step is compared at its own steps.
+    assert!(!rule.should_stop(&[(1, 0.9), (2, 0.7)]));
+    // Negative losses: the baseline -1.0, 25 % worse is -0.75.
+    let negative = evaluated(2, 0.0, &[-0.5, -1.0], false);
+    let done = completed([&negative].into_iter());
+    let mut rule = StaticStopper::default().rule(&done, &space(), &[]);
+    assert!(!rule.should_stop(&[(0, -0.4), (1, -0.8)]));
+    assert!(rule.should_stop(&[(0, -0.4), (1, -0.7)]));
+}
+
+#[test]
+fn the_log_linear_forecast_follows_the_slope() {
+    let inds = island(); // best loss about 0.5, horizon step 9
+    let done = completed(inds.iter());
+    let mut rule = LogLinearStopper::default().rule(&done, &space(), &[]);
+    // Falling by 0.5 per unit of ln(1 + step): at step 9 (ln 10 = 2.3) it reaches about 0.55.
+    let falling: Vec<(u64, f64)> = (0..3).map(|s| (s, 1.7 - 0.5 * (s as f64).ln_1p())).collect();
+    assert!(!rule.should_stop(&falling));
+    // The same start, falling a tenth as fast: about 1.47 at step 9.
+    let slow: Vec<(u64, f64)> = (0..3).map(|s| (s, 1.7 - 0.1 * (s as f64).ln_1p())).collect();
+    assert!(rule.should_stop(&slow));
+}
+
+#[test]
+fn settings_and_names_are_checked() {
+    for margin in [0.0, -0.5, 1.5, f64::NAN] {
+        let e = by_name("median", StopSettings { margin, ..StopSettings::default() }).unwrap_err().to_string();
+        assert!(e.contains("margin"), "{e}");
+    }
+    let e = by_name("median", StopSettings { min_reports: 0, ..StopSettings::default() }).unwrap_err().to_string();
+    assert!(e.contains("at least 1 report"), "{e}");
+    let e = by_name("hyperband", StopSettings::default()).unwrap_err().to_string();
+    assert!(e.contains("hyperband") && e.contains("median, static, log-linear, dynamic"), "{e}");
+    for name in STOPPER_NAMES {
+        assert_eq!(by_name(name, StopSettings::default()).unwrap().name(), name);
+    }
+}
+
+#[test]
+fn the_dynamic_encoding_puts_every_value_in_the_unit_cube() {
+    let space = SearchSpace::builder()
+        .log_float("lr", 1e-4, 1e-2)
+        .int("n", 2, 10)
+        .categorical("act", &["a", "b", "c"])
+        .build()
+        .unwrap();
+    let x = dynamic::encode(&space, &[Value::Float(1e-3), Value::Int(10), Value::Cat(2)]);
+    assert_eq!(x.len(), 5);
+    assert!((x[0] - 0.5).abs() < 1e-12 && x[1] == 1.0 && x[2..] == [0.0, 0.0, 1.0], "{x:?}");
+}
+
+#[test]
+fn the_dynamic_forecast_leans_on_similar_configurations() {
+    // Configurations near x = 0 ended near 0.5, those near x = 1 near 2.0.
+    let inds: Vec<Individual> = (0..6)
+        .map(|g| {
+            let x = if g % 2 == 0 { 0.02 * g as f64 } else { 1.0 - 0.02 * g as f64 };
+            let end = if g % 2 == 0 { 0.5 + 0.01 * g as f64 } else { 2.0 + 0.01 * g as f64 };
+            let curve: Vec<f64> = (0..10).map(|s| end + (2.3 - end) * (-(s as f64)).exp()).collect();
+            evaluated(g, x, &curve, false)
+        })
+        .collect();
+    let done = completed(inds.iter());
+    let early = [(0, 2.3), (1, 1.4)];
+    let near_good =
+        DynamicStopper::default().rule(&done, &space(), &[Value::Float(0.0), Value::Cat(0)]).should_stop(&early);
+    let near_bad =
+        DynamicStopper::default().rule(&done, &space(), &[Value::Float(1.0), Value::Cat(0)]).should_stop(&early);
+    assert!(!near_good && near_bad, "the same start goes on where similar configurations did well");
+}

@@ -1,0 +1,105 @@
+//! `propulate-rs env`: every rank of a job says what it sees (launcher, local rank, host, GPUs,
+//! the device it would train on) and where the layout flags put it, one line per rank in rank
+//! order, printed by rank 0. A check of a job script's placement before a long run; nothing is
+//! trained or journaled.
+
+use std::process::ExitCode;
+
+use propulate::launcher::{Device, LaunchInfo, hostname};
+use propulate::layout::Layout;
+use propulate::optimizer::MAX_LOCAL_RANKS;
+use propulate::transport::Communicator;
+use propulate::transport::local::run_local;
+use propulate::{Error, IslandSpec};
+
+use super::args::EnvArgs;
+use super::say;
+
+pub(crate) fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
+    if let Some(n) = args.local_ranks {
+        if !(1..=MAX_LOCAL_RANKS).contains(&n) {
+            anyhow::bail!(
+                "--local-ranks {n}: run 1 to {MAX_LOCAL_RANKS} ranks as threads; start more with mpirun or srun"
+            );
+        }
+        // Checked before the threads start, so that a bad layout is one error, not n.
+        let layout = layout(args, n)?;
+        let mut ranks = run_local(n, move |mut comm| gather_lines(&mut comm, &layout));
+        let lines = match ranks.swap_remove(0) {
+            Ok(lines) => lines?,
+            Err(_) => anyhow::bail!("in-process rank 0 panicked (see its message above)"),
+        };
+        say(&lines);
+        return Ok(ExitCode::SUCCESS);
+    }
+    #[cfg(feature = "mpi")]
+    {
+        // The runtime is declared first so that it is dropped (MPI_Finalize) after the communicator.
+        let runtime = propulate::transport::mpi::MpiRuntime::init()?;
+        let mut world = runtime.world();
+        let code = env_on(args, &mut world);
+        drop(world);
+        code
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        anyhow::bail!("this build has no MPI support (cargo feature `mpi`); use --local-ranks N")
+    }
+}
+
+/// One MPI rank's share. The layout depends only on the flags and the world size, so every rank
+/// finds the same error and they exit together.
+#[cfg(feature = "mpi")]
+fn env_on(args: &EnvArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
+    let layout = match layout(args, world.size()) {
+        Ok(layout) => layout,
+        Err(e) => return super::run::fail_together(world, &e.to_string()),
+    };
+    let lines = gather_lines(world, &layout)?;
+    say(&lines);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The layout the same flags give a run on `world_size` ranks.
+fn layout(args: &EnvArgs, world_size: usize) -> propulate::Result<Layout> {
+    let islands = match &args.island_sizes {
+        Some(sizes) => IslandSpec::Sizes(sizes.clone()),
+        None => IslandSpec::Count(args.islands),
+    };
+    Layout::new(world_size, args.ranks_per_worker, &islands).map_err(Error::from)
+}
+
+/// Every rank's line in rank order, one text on rank 0, empty on the others.
+fn gather_lines(world: &mut dyn Communicator, layout: &Layout) -> propulate::Result<String> {
+    let line = rank_line(world.rank(), layout, &LaunchInfo::detect(), &hostname());
+    let all = world.all_gather(line.into_bytes())?;
+    if world.rank() != 0 {
+        return Ok(String::new());
+    }
+    Ok(all.iter().map(|l| format!("{}\n", String::from_utf8_lossy(l))).collect())
+}
+
+/// What `rank` sees, in the words of the per-rank logs' start line, e.g. `rank 1 of 4 (worker 0
+/// rank 1 of 2, island 0 of 2): host vm, launcher OpenMpi, local rank 1 of 4, 2 GPUs
+/// (CUDA_VISIBLE_DEVICES=0,1), device gpu 1`.
+fn rank_line(rank: usize, layout: &Layout, launch: &LaunchInfo, host: &str) -> String {
+    let worker = layout.worker_of_rank(rank);
+    let local_size = launch.local_size.map(|n| format!(" of {n}")).unwrap_or_default();
+    let device = match launch.device() {
+        Device::Cpu => "cpu".to_string(),
+        Device::Gpu(i) => format!("gpu {i}"),
+    };
+    format!(
+        "rank {rank} of {} (worker {worker} rank {} of {}, island {} of {}): host {host}, launcher {:?}, \
+         local rank {}{local_size}, {} GPUs ({}), device {device}",
+        layout.world_size(),
+        layout.rank_in_worker(rank),
+        layout.ranks_per_worker(),
+        layout.island_of_worker(worker),
+        layout.islands(),
+        launch.launcher,
+        launch.local_rank,
+        launch.visible_gpus,
+        launch.gpus_from,
+    )
+}
