@@ -12,8 +12,11 @@
 # Exit status: 0 all fine, 1 a run failed, 3 a function differs from the reference's.
 #
 # Both implementations get the same ranks, islands, generations (evaluations per worker), seed,
-# pop size (2 x ranks), migration probability 0.9, real migration (POLLINATION=1 for pollination)
-# and GA settings (crossover 0.7, mutation 0.4, random init 0.1, sigma 0.05).
+# migration probability 0.9 and real migration (POLLINATION=1 for pollination). Each breeds with
+# its own default: the reference's genetic propagator (pop size 2 x ranks, crossover 0.7,
+# mutation 0.4, random init 0.1, sigma 0.05) against ours (DefaultPropagatorConfig::for_workers).
+# OURS_REFERENCE_GA=1 gives ours the reference's algorithm and settings instead (the same
+# algorithm on both sides: what the implementations, not the defaults, do).
 #
 # Runs:
 #   throughput: sphere, RANKS ranks, ISLANDS islands, seed 0, at THROUGHPUT_GENERATIONS for both,
@@ -24,7 +27,8 @@
 # Environment knobs (defaults in brackets; QUICK=1 changes the ones marked *):
 #   RANKS [8]  ISLANDS [2]  THROUGHPUT_GENERATIONS* [1000; quick 50]  BIG_GENERATIONS* [10000; quick 500]
 #   QUALITY_GENERATIONS* [256; quick 16]  SEEDS* ["0 1 2"; quick "0"]
-#   FUNCTIONS* ["sphere rosenbrock step quartic rastrigin griewank schwefel bisphere birastrigin";
+#   FUNCTIONS* [ga: the reference's 14 benchmark functions; pso/cmaes/nm: the paper's 9
+#               (sphere rosenbrock step quartic rastrigin griewank schwefel bisphere birastrigin);
 #               quick "sphere rastrigin"]
 #   POLLINATION [0]  MIGRATION_PROBABILITY [0.9]
 #   PROPAGATOR [ga]  pso, cmaes or nm: both sides use that optimizer instead of the genetic one
@@ -32,6 +36,10 @@
 #                    tutorials' propagators, BasicPSO, CMAPropagator(BasicCMA), ParallelNelderMead),
 #                    on one island (the reference's PSO needs world rank = island rank, issue #82);
 #                    the throughput runs, which measure the genetic propagator, are skipped
+#   OURS_REFERENCE_GA [0]  1: ours runs the reference's genetic propagator and settings
+#   REFERENCE_FROM [unset]  a results.jsonl of an earlier run with the same settings: its
+#                  reference quality runs are taken into this run's table instead of running
+#                  the reference again (they take ~20 s each; ours well under one)
 #   SKIP_REFERENCE [0]  SKIP_OURS [0]  SKIP_THROUGHPUT [0]  SKIP_QUALITY [0]  SKIP_SETUP [0]
 #   SKIP_FUNCTION_CHECK [0]  1: skip re-evaluating our trials with the reference's functions
 #   REBUILD [0]     1: run `cargo build --release` even if the binary exists
@@ -61,7 +69,8 @@ THROUGHPUT_GENERATIONS="${THROUGHPUT_GENERATIONS:-1000}"
 BIG_GENERATIONS="${BIG_GENERATIONS:-10000}"
 QUALITY_GENERATIONS="${QUALITY_GENERATIONS:-256}"
 SEEDS="${SEEDS:-0 1 2}"
-FUNCTIONS="${FUNCTIONS:-sphere rosenbrock step quartic rastrigin griewank schwefel bisphere birastrigin}"
+PAPER_FUNCTIONS="sphere rosenbrock step quartic rastrigin griewank schwefel bisphere birastrigin"
+ALL_FUNCTIONS="$PAPER_FUNCTIONS bukin eggcrate himmelblau keane leon"
 POLLINATION="${POLLINATION:-0}"
 PROPAGATOR="${PROPAGATOR:-ga}"
 case "$PROPAGATOR" in
@@ -71,6 +80,7 @@ case "$PROPAGATOR" in
     nm) OURS_PROPAGATOR=nm ;;
     *) echo "PROPAGATOR must be ga, pso, cmaes or nm, not '$PROPAGATOR'" >&2; exit 2 ;;
 esac
+if [[ "$PROPAGATOR" == "ga" ]]; then FUNCTIONS="${FUNCTIONS:-$ALL_FUNCTIONS}"; else FUNCTIONS="${FUNCTIONS:-$PAPER_FUNCTIONS}"; fi
 if [[ "$PROPAGATOR" != "ga" ]]; then
     ISLANDS=1
     SKIP_THROUGHPUT=1
@@ -111,9 +121,14 @@ print("wall %.3f s, %d evaluations, %.1f evals/s, best %.6g" % (r["wall_s"], r["
 ' "$1"
 }
 
-common_args=(--islands "$ISLANDS" --pop-size "$POP_SIZE" --migration-probability "$MIGRATION_PROBABILITY"
-             --crossover-prob 0.7 --mutation-prob 0.4 --random-init-prob 0.1 --sigma-factor 0.05)
+common_args=(--islands "$ISLANDS" --migration-probability "$MIGRATION_PROBABILITY")
 [[ "$POLLINATION" == "1" ]] && common_args+=(--pollination)
+reference_ga_args=(--pop-size "$POP_SIZE" --crossover-prob 0.7 --mutation-prob 0.4 --random-init-prob 0.1
+                   --sigma-factor 0.05)
+ours_args=()
+if [[ "${OURS_REFERENCE_GA:-0}" == "1" ]]; then
+    ours_args=("${reference_ga_args[@]}" --random-start "$POP_SIZE" --step-decades 0 --differential-prob 0)
+fi
 
 # ---------------------------------------------------------------- (a) reference venv
 if [[ "${SKIP_REFERENCE:-0}" != "1" && "${SKIP_SETUP:-0}" != "1" ]]; then
@@ -154,6 +169,7 @@ run_reference() { # phase function generations seed
     timeout --kill-after=15 "$RUN_TIMEOUT" "$MPIRUN" -np "$RANKS" $MPIRUN_ARGS \
         "$VENV/bin/python" "$REPO_ROOT/benches/reference/run_reference.py" \
         --function "$fn" --generations "$g" --seed "$seed" --propagator "$PROPAGATOR" "${common_args[@]}" \
+        "${reference_ga_args[@]}" \
         > "$so" 2> "$se"
     local rc=$?
     local line
@@ -188,7 +204,7 @@ run_ours() { # phase function generations seed
     # shellcheck disable=SC2086
     timeout --kill-after=15 "$RUN_TIMEOUT" "$MPIRUN" -np "$RANKS" $MPIRUN_ARGS \
         "$OURS_BIN" --function "$fn" --generations "$g" --seed "$seed" --propagator "$OURS_PROPAGATOR" \
-        "${common_args[@]}" \
+        "${common_args[@]}" ${ours_args[@]+"${ours_args[@]}"} \
         "${ckpt_args[@]}" --out "$dir" $OURS_EXTRA_ARGS > "$se" 2>&1
     local rc=$?
     if [[ $rc -ne 0 || ! -s "$dir/best.json" ]]; then
@@ -226,9 +242,24 @@ if [[ "${SKIP_QUALITY:-0}" != "1" ]]; then
     for fn in $FUNCTIONS; do
         for seed in $SEEDS; do
             want_ours && run_ours quality "$fn" "$QUALITY_GENERATIONS" "$seed"
-            want_ref && run_reference quality "$fn" "$QUALITY_GENERATIONS" "$seed"
+            want_ref && [[ -z "${REFERENCE_FROM:-}" ]] && run_reference quality "$fn" "$QUALITY_GENERATIONS" "$seed"
         done
     done
+    if [[ -n "${REFERENCE_FROM:-}" ]]; then
+        log "reference quality runs taken from $REFERENCE_FROM"
+        python3 - "$REFERENCE_FROM" "$QUALITY_GENERATIONS" "$FUNCTIONS" "$SEEDS" "$RANKS" "$ISLANDS" >> "$RESULTS" <<'EOF'
+import json, sys
+path, g, functions, seeds, ranks, islands = sys.argv[1:7]
+functions, seeds = functions.split(), [int(s) for s in seeds.split()]
+for line in open(path):
+    r = json.loads(line)
+    if (r.get("impl") == "reference" and r.get("phase") == "quality" and r["generations"] == int(g)
+            and r["function"] in functions and r["seed"] in seeds and r["ranks"] == int(ranks)
+            and r["islands"] == int(islands)):
+        r["taken_from"] = path
+        print(json.dumps(r))
+EOF
+    fi
 fi
 
 # ---------------------------------------------------------------- (d) table

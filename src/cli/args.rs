@@ -92,9 +92,14 @@ pub(crate) struct RunArgs {
     /// Evaluations per worker [default: the CNN 4, a function 1000].
     #[arg(long)]
     pub generations: Option<u64>,
-    /// Breeding pool size (default: 2 x number of workers).
+    /// Breeding pool of the default propagator: the best this many on the island (default: half
+    /// the workers, at least 4; the reference's is 2 x workers).
     #[arg(long)]
     pub pop_size: Option<usize>,
+    /// Random individuals until the island holds this many, then breeding (default: 2 x workers,
+    /// at least 4; never below --pop-size).
+    #[arg(long)]
+    pub random_start: Option<usize>,
     /// Probability that an island sends emigrants per generation.
     #[arg(long, default_value_t = 0.9)]
     pub migration_probability: f64,
@@ -113,9 +118,17 @@ pub(crate) struct RunArgs {
     /// Probability that the child is replaced by a random point.
     #[arg(long, default_value_t = 0.1)]
     pub random_init_prob: f64,
-    /// Width of the Gaussian mutation as a fraction of each parameter's range.
+    /// Largest width of the Gaussian mutation as a fraction of each parameter's range.
     #[arg(long, default_value_t = 0.05)]
     pub sigma_factor: f64,
+    /// Powers of ten below --sigma-factor that a Gaussian step may reach, drawn log-uniformly per
+    /// child (default: 3; 0: the reference's fixed step).
+    #[arg(long)]
+    pub step_decades: Option<f64>,
+    /// Probability that a child is a differential-evolution step from the pool instead of a
+    /// genetic one (default: 0.3; 0: genetic only, as the reference).
+    #[arg(long)]
+    pub differential_prob: Option<f64>,
     /// Run seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -209,12 +222,17 @@ impl RunArgs {
         };
         let ranks_per_worker = self.ranks_per_worker.unwrap_or_else(|| task.default_ranks_per_worker(world_size));
         let workers = (world_size / ranks_per_worker.max(1)).max(1);
+        let defaults = DefaultPropagatorConfig::for_workers(workers);
+        let pop_size = self.pop_size.unwrap_or(defaults.pop_size);
         let propagator = DefaultPropagatorConfig {
-            pop_size: self.pop_size.unwrap_or_else(|| DefaultPropagatorConfig::for_workers(workers).pop_size),
+            pop_size,
+            random_start: self.random_start.or(defaults.random_start).map(|n| n.max(pop_size)),
             crossover_prob: self.crossover_prob,
             mutation_prob: self.mutation_prob,
             random_init_prob: self.random_init_prob,
             sigma_factor: self.sigma_factor,
+            step_decades: self.step_decades.unwrap_or(defaults.step_decades),
+            differential_prob: self.differential_prob.unwrap_or(defaults.differential_prob),
         };
         let cfg = RunConfig {
             generations: self.generations.unwrap_or_else(|| task.default_generations()),

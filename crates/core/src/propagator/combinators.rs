@@ -202,6 +202,68 @@ impl Stochastic {
     }
 }
 
+/// Breeds with `first` with probability `probability`, otherwise with `second`: two ways of
+/// breeding from the same pool (the default propagator mixes a genetic and a differential one).
+#[derive(Debug)]
+pub struct Choice {
+    first: Box<dyn Propagator>,
+    second: Box<dyn Propagator>,
+    probability: f64,
+}
+
+impl Choice {
+    /// Choose between `first` and `second`, which must yield as many offspring.
+    pub fn new(first: Box<dyn Propagator>, second: Box<dyn Propagator>, probability: f64) -> Result<Self> {
+        if first.offspring() != second.offspring() {
+            return Err(Error::InvalidPropagator(format!(
+                "Choice needs operators with as many offspring; {} yields {}, {} yields {}",
+                first.name(),
+                first.offspring(),
+                second.name(),
+                second.offspring()
+            )));
+        }
+        Ok(Choice { first, second, probability: check_probability("Choice probability", probability)? })
+    }
+}
+
+impl Propagator for Choice {
+    fn name(&self) -> &'static str {
+        "Choice"
+    }
+    fn parents(&self) -> Arity {
+        Arity::Any
+    }
+    fn offspring(&self) -> usize {
+        self.first.offspring()
+    }
+    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
+        self.run(None, pool, space, rng)
+    }
+    fn propagate_as(
+        &self,
+        breeder: Breeder,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        self.run(Some(breeder), pool, space, rng)
+    }
+}
+
+impl Choice {
+    fn run(
+        &self,
+        breeder: Option<Breeder>,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        let chosen = if rng.random_bool(self.probability) { &self.first } else { &self.second };
+        call(chosen.as_ref(), breeder, pool, space, rng)
+    }
+}
+
 /// A stage called as its combinator was: with the breeder when it has one, so that a stage that
 /// needs it (PSO) gets it and the others behave as before.
 fn call(

@@ -47,12 +47,14 @@ impl RandomPointMutation {
 }
 
 /// Adds Gaussian noise with sigma = `sigma_factor` x range to `points` float parameters, clipped
-/// to bounds (log-scale floats are perturbed in log space).
+/// to bounds (log-scale floats are perturbed in log space). With [`IntervalMutationNormal::multi_scale`]
+/// each child draws its sigma log-uniformly between `sigma_factor` and `decades` powers of ten below.
 #[derive(Debug, Clone)]
 pub struct IntervalMutationNormal {
     sigma_factor: f64,
     points: usize,
     probability: f64,
+    decades: f64,
 }
 
 impl IntervalMutationNormal {
@@ -64,7 +66,20 @@ impl IntervalMutationNormal {
             )));
         }
         let probability = check_probability("mutation probability", probability)?;
-        Ok(IntervalMutationNormal { sigma_factor, points, probability })
+        Ok(IntervalMutationNormal { sigma_factor, points, probability, decades: 0.0 })
+    }
+
+    /// Steps at every scale from `sigma_factor` down to `sigma_factor` x 10^-`decades`, drawn
+    /// log-uniformly per child: large steps move between basins, small ones refine a point that a
+    /// fixed step would keep jumping over (0: the fixed step).
+    pub fn multi_scale(mut self, decades: f64) -> Result<Self> {
+        if !(decades.is_finite() && decades >= 0.0) {
+            return Err(Error::InvalidPropagator(format!(
+                "IntervalMutationNormal needs step decades >= 0, got {decades}"
+            )));
+        }
+        self.decades = decades;
+        Ok(self)
     }
 }
 
@@ -115,8 +130,11 @@ one_to_one!(IntervalMutationNormal, "IntervalMutationNormal", |s, child, space, 
     let floats: Vec<usize> =
         (0..space.len()).filter(|&i| matches!(space.params()[i].domain, Domain::Float { .. })).collect();
     let n = s.points.min(floats.len());
+    // No draw for the fixed step, so that it breeds what it always bred from a seed.
+    let sigma =
+        if s.decades > 0.0 { s.sigma_factor * 10f64.powf(-rng.random_range(0.0..s.decades)) } else { s.sigma_factor };
     for k in rand::seq::index::sample(rng, floats.len(), n) {
         let i = floats[k];
-        child.values[i] = space.perturb(i, child.values[i], s.sigma_factor, rng);
+        child.values[i] = space.perturb(i, child.values[i], sigma, rng);
     }
 });

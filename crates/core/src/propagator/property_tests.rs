@@ -27,6 +27,7 @@ fn operators() -> Vec<Box<dyn Propagator>> {
         Box::new(PointMutation::new(2, 1.0).unwrap()),
         Box::new(RandomPointMutation::new(1, 3, 0.8).unwrap()),
         Box::new(IntervalMutationNormal::new(0.5, 3, 1.0).unwrap()),
+        Box::new(IntervalMutationNormal::new(0.5, 3, 1.0).unwrap().multi_scale(4.0).unwrap()),
         Box::new(CrossoverUniform::new(0.3, 1.0).unwrap()),
         Box::new(CrossoverMultiple::new(1.0).unwrap()),
         Box::new(CrossoverSigmoid::new(0.5, 1.0).unwrap()),
@@ -44,7 +45,12 @@ proptest! {
         let pool: Vec<Individual> = (0..n)
             .map(|k| { let mut i = Individual::new(space.sample(&mut rng)); i.loss = k as f64; i })
             .collect();
-        for op in operators() {
+        // A differential step takes three parents; the pools here hold two or more.
+        let mut ops = operators();
+        if n >= 3 {
+            ops.push(Box::new(DifferentialStep::new(0.5, 1.0, 0.5).unwrap()));
+        }
+        for op in ops {
             for _ in 0..10 {
                 for child in op.propagate(&pool, &space, &mut rng).unwrap() {
                     prop_assert!(space.contains(&child.values), "{} broke bounds", op.name());
@@ -52,12 +58,17 @@ proptest! {
                 }
             }
         }
-        let cfg = DefaultPropagatorConfig { pop_size: n.clamp(2, 4), ..DefaultPropagatorConfig::for_workers(2) };
-        let dp = default_propagator(&space, &cfg).unwrap();
-        for _ in 0..20 {
-            let c = dp.propagate(&pool, &space, &mut rng).unwrap();
-            prop_assert_eq!(c.len(), 1);
-            prop_assert!(space.contains(&c[0].values));
+        let configs = [
+            DefaultPropagatorConfig { pop_size: n.clamp(3, 4), ..DefaultPropagatorConfig::for_workers(2) },
+            DefaultPropagatorConfig { pop_size: n.clamp(2, 4), ..DefaultPropagatorConfig::reference(2) },
+        ];
+        for cfg in configs {
+            let dp = default_propagator(&space, &cfg).unwrap();
+            for _ in 0..20 {
+                let c = dp.propagate(&pool, &space, &mut rng).unwrap();
+                prop_assert_eq!(c.len(), 1);
+                prop_assert!(space.contains(&c[0].values));
+            }
         }
     }
 }
@@ -118,4 +129,56 @@ fn crossover_probability_is_a_probability() {
     let on = CrossoverUniform::new(0.5, 1.0).unwrap();
     let mixed = (0..100).filter(|_| on.propagate(&pool, &space, &mut rng).unwrap()[0].values != p1.values).count();
     assert!(mixed > 50, "{mixed}");
+}
+
+#[test]
+fn multi_scale_steps_reach_every_decade_and_the_fixed_step_does_not() {
+    let space = SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
+    let parent = vec![Individual::new(vec![crate::space::Value::Float(0.5)])];
+    let mut rng = worker_rng(0, 0);
+    // The share of steps below 1e-3 of the range: about a third of the decades with sigma 0.05
+    // over 3 decades (sigma 5e-5 to 5e-3 reach it), a normal's ~1.6 % with the fixed step.
+    let small_share = |op: &IntervalMutationNormal, rng: &mut crate::rng::PropRng| {
+        let small = (0..2000)
+            .filter(|_| (op.propagate(&parent, &space, rng).unwrap()[0].values[0].as_f64() - 0.5).abs() < 1e-3)
+            .count();
+        small as f64 / 2000.0
+    };
+    let fixed = IntervalMutationNormal::new(0.05, 1, 1.0).unwrap();
+    let multi = fixed.clone().multi_scale(3.0).unwrap();
+    let (f, m) = (small_share(&fixed, &mut rng), small_share(&multi, &mut rng));
+    assert!(f < 0.03, "fixed step: {f}");
+    assert!(m > 0.2, "multi-scale step: {m}");
+    assert!(IntervalMutationNormal::new(0.05, 1, 1.0).unwrap().multi_scale(-1.0).is_err());
+}
+
+#[test]
+fn choice_breeds_with_either_operator_at_its_probability() {
+    let space = SearchSpace::builder().int("a", 0, 100).build().unwrap();
+    let pool = vec![Individual::new(vec![crate::space::Value::Int(7)])];
+    let first = || Box::new(InitUniform::replacing(1.0).unwrap()) as Box<dyn Propagator>;
+    let second = || Box::new(PointMutation::new(1, 0.0).unwrap()) as Box<dyn Propagator>;
+    let mut rng = worker_rng(0, 0);
+    let mut changed = |p: f64| {
+        let choice = Choice::new(first(), second(), p).unwrap();
+        (0..1000).filter(|_| choice.propagate(&pool, &space, &mut rng).unwrap()[0].values != pool[0].values).count()
+    };
+    // The first re-draws the value (same in 1 of 101 cases), the second keeps it.
+    assert!(changed(1.0) > 950);
+    assert_eq!(changed(0.0), 0);
+    let half = changed(0.3);
+    assert!((230..370).contains(&half), "{half}");
+    let e = Choice::new(first(), Box::new(SelectMin(2)), 0.5).unwrap_err().to_string();
+    assert!(e.contains("as many offspring"), "{e}");
+}
+
+#[test]
+fn bad_default_settings_are_clear_errors() {
+    let space = SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
+    let err = |cfg: DefaultPropagatorConfig| default_propagator(&space, &cfg).unwrap_err().to_string();
+    let d = DefaultPropagatorConfig::for_workers(8);
+    assert!(err(DefaultPropagatorConfig { pop_size: 2, ..d.clone() }).contains("at least 3 with differential"));
+    assert!(err(DefaultPropagatorConfig { random_start: Some(3), ..d.clone() }).contains("random start (3)"));
+    assert!(err(DefaultPropagatorConfig { differential_prob: 1.5, ..d.clone() }).contains("differential probability"));
+    assert!(err(DefaultPropagatorConfig { step_decades: f64::NAN, ..d }).contains("step decades"));
 }
