@@ -12,11 +12,10 @@
 # Exit status: 0 all fine, 1 a run failed, 3 a function differs from the reference's.
 #
 # Both implementations get the same ranks, islands, generations (evaluations per worker), seed,
-# migration probability 0.9 and real migration (POLLINATION=1 for pollination). Each breeds with
-# its own default: the reference's genetic propagator (pop size 2 x ranks, crossover 0.7,
-# mutation 0.4, random init 0.1, sigma 0.05) against ours (DefaultPropagatorConfig::for_workers).
-# OURS_REFERENCE_GA=1 gives ours the reference's algorithm and settings instead (the same
-# algorithm on both sides: what the implementations, not the defaults, do).
+# migration probability 0.9 and real migration (POLLINATION=1 for pollination). The reference
+# breeds with its genetic propagator (pop size 2 x ranks, crossover 0.7, mutation 0.4, random init
+# 0.1, sigma 0.05), ours with its defaults, which are the same algorithm and settings;
+# OURS_EXTRA_ARGS="--quiet --multimodal" compares our multimodal settings instead.
 #
 # Runs:
 #   throughput: sphere, RANKS ranks, ISLANDS islands, seed 0, at THROUGHPUT_GENERATIONS for both,
@@ -36,7 +35,6 @@
 #                    tutorials' propagators, BasicPSO, CMAPropagator(BasicCMA), ParallelNelderMead),
 #                    on one island (the reference's PSO needs world rank = island rank, issue #82);
 #                    the throughput runs, which measure the genetic propagator, are skipped
-#   OURS_REFERENCE_GA [0]  1: ours runs the reference's genetic propagator and settings
 #   REFERENCE_FROM [unset]  a results.jsonl of an earlier run with the same settings: its
 #                  reference quality runs are taken into this run's table instead of running
 #                  the reference again (they take ~20 s each; ours well under one)
@@ -125,10 +123,11 @@ common_args=(--islands "$ISLANDS" --migration-probability "$MIGRATION_PROBABILIT
 [[ "$POLLINATION" == "1" ]] && common_args+=(--pollination)
 reference_ga_args=(--pop-size "$POP_SIZE" --crossover-prob 0.7 --mutation-prob 0.4 --random-init-prob 0.1
                    --sigma-factor 0.05)
-ours_args=()
-if [[ "${OURS_REFERENCE_GA:-0}" == "1" ]]; then
-    ours_args=("${reference_ga_args[@]}" --random-start "$POP_SIZE" --step-decades 0 --differential-prob 0)
-fi
+# Ours gets the same settings (its defaults, but POP_SIZE may differ), unless it runs its own
+# multimodal ones.
+ours_ga_args=()
+[[ " $OURS_EXTRA_ARGS " == *" --multimodal "* ]] || ours_ga_args=("${reference_ga_args[@]}")
+
 
 # ---------------------------------------------------------------- (a) reference venv
 if [[ "${SKIP_REFERENCE:-0}" != "1" && "${SKIP_SETUP:-0}" != "1" ]]; then
@@ -204,7 +203,7 @@ run_ours() { # phase function generations seed
     # shellcheck disable=SC2086
     timeout --kill-after=15 "$RUN_TIMEOUT" "$MPIRUN" -np "$RANKS" $MPIRUN_ARGS \
         "$OURS_BIN" --function "$fn" --generations "$g" --seed "$seed" --propagator "$OURS_PROPAGATOR" \
-        "${common_args[@]}" ${ours_args[@]+"${ours_args[@]}"} \
+        "${common_args[@]}" ${ours_ga_args[@]+"${ours_ga_args[@]}"} \
         "${ckpt_args[@]}" --out "$dir" $OURS_EXTRA_ARGS > "$se" 2>&1
     local rc=$?
     if [[ $rc -ne 0 || ! -s "$dir/best.json" ]]; then

@@ -1,4 +1,4 @@
-//! `--propagator`: which breeding operator the workers use. The default is the reference's genetic
+//! `--propagator`: which breeding operator the workers use. The default is the library's default
 //! propagator (configured by `--pop-size`, `--crossover-prob` and the rest); the others come from
 //! `propulate::propagator` with their reference defaults, and the flags below tune them.
 
@@ -16,7 +16,7 @@ pub(crate) const NAMES: [&str; 8] =
 /// The propagator flags.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct PropagatorArgs {
-    /// Breeding operator: ga (the reference's genetic propagator), pso (basic), pso-clamping,
+    /// Breeding operator: ga (the reference's genetic propagator; see --multimodal), pso (basic), pso-clamping,
     /// pso-constriction, pso-canonical, cmaes (active), cmaes-basic, nm (Nelder-Mead). pso, cmaes
     /// and nm search int and float parameters only.
     #[arg(long, default_value = "ga", help_heading = "Propagator")]

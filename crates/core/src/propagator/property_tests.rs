@@ -59,7 +59,7 @@ proptest! {
             }
         }
         let configs = [
-            DefaultPropagatorConfig { pop_size: n.clamp(3, 4), ..DefaultPropagatorConfig::for_workers(2) },
+            DefaultPropagatorConfig { pop_size: n.clamp(3, 4), ..DefaultPropagatorConfig::multimodal(2) },
             DefaultPropagatorConfig { pop_size: n.clamp(2, 4), ..DefaultPropagatorConfig::reference(2) },
         ];
         for cfg in configs {
@@ -176,7 +176,7 @@ fn choice_breeds_with_either_operator_at_its_probability() {
 fn bad_default_settings_are_clear_errors() {
     let space = SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
     let err = |cfg: DefaultPropagatorConfig| default_propagator(&space, &cfg).unwrap_err().to_string();
-    let d = DefaultPropagatorConfig::for_workers(8);
+    let d = DefaultPropagatorConfig::multimodal(8);
     assert!(err(DefaultPropagatorConfig { pop_size: 2, ..d.clone() }).contains("at least 3 with differential"));
     assert!(err(DefaultPropagatorConfig { random_start: Some(3), ..d.clone() }).contains("random start (3)"));
     assert!(err(DefaultPropagatorConfig { differential_prob: 1.5, ..d.clone() }).contains("differential probability"));
