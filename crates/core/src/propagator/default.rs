@@ -108,7 +108,6 @@ pub fn default_propagator(space: &SearchSpace, cfg: &DefaultPropagatorConfig) ->
         )));
     }
     let mut stages: Vec<Box<dyn Propagator>> = vec![
-        Box::new(SelectMin(cfg.pop_size)),
         Box::new(SelectUniform(2)),
         Box::new(CrossoverUniform::new(0.5, cfg.crossover_prob)?),
         Box::new(PointMutation::new(1, cfg.mutation_prob)?),
@@ -120,17 +119,16 @@ pub fn default_propagator(space: &SearchSpace, cfg: &DefaultPropagatorConfig) ->
     }
     stages.push(Box::new(InitUniform::replacing(cfg.random_init_prob)?));
     let genetic: Box<dyn Propagator> = Box::new(Compose::new(stages)?);
-    // Without differential children, no draw for the choice: a seed breeds what it always bred.
-    let bred: Box<dyn Propagator> = if cfg.differential_prob > 0.0 {
+    // Both kinds of children breed from the same pool. Without differential children, no draw
+    // for the choice: a seed breeds what it always bred.
+    let child: Box<dyn Propagator> = if cfg.differential_prob > 0.0 {
         let (lo, hi) = DIFFERENTIAL_WEIGHTS;
-        let differential = Compose::new(vec![
-            Box::new(SelectMin(cfg.pop_size)),
-            Box::new(DifferentialStep::new(lo, hi, DIFFERENTIAL_CROSSOVER)?),
-        ])?;
-        Box::new(Choice::new(Box::new(differential), genetic, cfg.differential_prob)?)
+        let differential = Box::new(DifferentialStep::new(lo, hi, DIFFERENTIAL_CROSSOVER)?);
+        Box::new(Choice::new(differential, genetic, cfg.differential_prob)?)
     } else {
         genetic
     };
+    let bred = Box::new(Compose::new(vec![Box::new(SelectMin(cfg.pop_size)), child])?);
     let start = cfg.random_start.unwrap_or(cfg.pop_size);
     if start < cfg.pop_size {
         return Err(Error::InvalidConfig(format!(
