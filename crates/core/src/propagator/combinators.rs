@@ -1,4 +1,5 @@
-//! Combinators: chain propagators, pick one by population size, or apply one with a probability.
+//! Combinators: chain propagators, pick one by population size or at random, or apply one with a
+//! probability.
 //! Each passes the breeder on to its stages, so a particle swarm inside a combinator still knows
 //! which particle it moves.
 
@@ -9,6 +10,25 @@ use crate::error::{Error, Result};
 use crate::individual::Individual;
 use crate::rng::PropRng;
 use crate::space::SearchSpace;
+
+/// A combinator's two breeding entry points, both through its `run`, which passes the breeder (when
+/// there is one) on to the stages it calls.
+macro_rules! breeding_through_run {
+    () => {
+        fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
+            self.run(None, pool, space, rng)
+        }
+        fn propagate_as(
+            &self,
+            breeder: Breeder,
+            pool: &dyn Pool,
+            space: &SearchSpace,
+            rng: &mut PropRng,
+        ) -> Result<Vec<Individual>> {
+            self.run(Some(breeder), pool, space, rng)
+        }
+    };
+}
 
 /// Stages applied in order, each to the previous stage's offspring. Arity is checked when built.
 #[derive(Debug)]
@@ -50,18 +70,7 @@ impl Propagator for Compose {
     fn offspring(&self) -> usize {
         self.stages.last().expect("non-empty").offspring()
     }
-    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
-        self.run(None, pool, space, rng)
-    }
-    fn propagate_as(
-        &self,
-        breeder: Breeder,
-        pool: &dyn Pool,
-        space: &SearchSpace,
-        rng: &mut PropRng,
-    ) -> Result<Vec<Individual>> {
-        self.run(Some(breeder), pool, space, rng)
-    }
+    breeding_through_run!();
 }
 
 impl Compose {
@@ -112,18 +121,7 @@ impl Propagator for Conditional {
     fn offspring(&self) -> usize {
         self.if_full.offspring()
     }
-    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
-        self.run(None, pool, space, rng)
-    }
-    fn propagate_as(
-        &self,
-        breeder: Breeder,
-        pool: &dyn Pool,
-        space: &SearchSpace,
-        rng: &mut PropRng,
-    ) -> Result<Vec<Individual>> {
-        self.run(Some(breeder), pool, space, rng)
-    }
+    breeding_through_run!();
 }
 
 impl Conditional {
@@ -172,18 +170,7 @@ impl Propagator for Stochastic {
     fn offspring(&self) -> usize {
         self.inner.offspring()
     }
-    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
-        self.run(None, pool, space, rng)
-    }
-    fn propagate_as(
-        &self,
-        breeder: Breeder,
-        pool: &dyn Pool,
-        space: &SearchSpace,
-        rng: &mut PropRng,
-    ) -> Result<Vec<Individual>> {
-        self.run(Some(breeder), pool, space, rng)
-    }
+    breeding_through_run!();
 }
 
 impl Stochastic {
@@ -237,18 +224,7 @@ impl Propagator for Choice {
     fn offspring(&self) -> usize {
         self.first.offspring()
     }
-    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
-        self.run(None, pool, space, rng)
-    }
-    fn propagate_as(
-        &self,
-        breeder: Breeder,
-        pool: &dyn Pool,
-        space: &SearchSpace,
-        rng: &mut PropRng,
-    ) -> Result<Vec<Individual>> {
-        self.run(Some(breeder), pool, space, rng)
-    }
+    breeding_through_run!();
 }
 
 impl Choice {
