@@ -212,8 +212,10 @@ fn early_stopping_prunes_crawling_networks_on_every_rank_at_once() {
         assert_eq!(f[epochs], f[last_step], "{row}");
         if f[pruned] == "true" {
             pruned_rows += 1;
+            // The static stopper needs two reports; a network can fall behind the baseline at
+            // any later epoch, the last (6) included: it is then recorded as pruned there.
             let trained: u64 = f[epochs].parse().unwrap();
-            assert!((2..6).contains(&trained), "pruned after {trained} epochs: {row}");
+            assert!((2..=6).contains(&trained), "pruned after {trained} epochs: {row}");
         }
     }
     // Seed 9's first network of worker 0 learns (loss 0.80, see above); networks that crawl near
