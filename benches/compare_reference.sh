@@ -14,8 +14,9 @@
 # Both implementations get the same ranks, islands, generations (evaluations per worker), seed,
 # migration probability 0.9 and real migration (POLLINATION=1 for pollination). The reference
 # breeds with its genetic propagator (pop size 2 x ranks, crossover 0.7, mutation 0.4, random init
-# 0.1, sigma 0.05), ours with its defaults, which are the same algorithm and settings;
-# OURS_EXTRA_ARGS="--quiet --multimodal" compares our multimodal settings instead.
+# 0.1, sigma 0.05), ours with its defaults (a smaller pool, multi-scale steps, differential
+# children); OURS_EXTRA_ARGS="--quiet --reference-genetic" gives ours the reference's algorithm and
+# settings instead (a like-for-like run).
 #
 # Runs:
 #   throughput: sphere, RANKS ranks, ISLANDS islands, seed 0, at THROUGHPUT_GENERATIONS for both,
@@ -123,10 +124,9 @@ common_args=(--islands "$ISLANDS" --migration-probability "$MIGRATION_PROBABILIT
 [[ "$POLLINATION" == "1" ]] && common_args+=(--pollination)
 reference_ga_args=(--pop-size "$POP_SIZE" --crossover-prob 0.7 --mutation-prob 0.4 --random-init-prob 0.1
                    --sigma-factor 0.05)
-# Ours gets the same settings (its defaults, but POP_SIZE may differ), unless it runs its own
-# multimodal ones.
+# Ours runs its own defaults, or with --reference-genetic the reference's settings (POP_SIZE too).
 ours_ga_args=()
-[[ " $OURS_EXTRA_ARGS " == *" --multimodal "* ]] || ours_ga_args=("${reference_ga_args[@]}")
+[[ " $OURS_EXTRA_ARGS " == *" --reference-genetic "* ]] && ours_ga_args=("${reference_ga_args[@]}")
 
 
 # ---------------------------------------------------------------- (a) reference venv

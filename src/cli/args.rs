@@ -92,19 +92,19 @@ pub(crate) struct RunArgs {
     /// Evaluations per worker [default: the CNN 4, a function 1000].
     #[arg(long)]
     pub generations: Option<u64>,
-    /// Breeding pool of the default propagator: the best this many on the island (default: 2 x
-    /// workers; with --multimodal: half the workers, at least 4).
+    /// Breeding pool of the default propagator: the best this many on the island (default: half
+    /// the workers, at least 4; with --reference-genetic: 2 x workers).
     #[arg(long)]
     pub pop_size: Option<usize>,
-    /// Random individuals until the island holds this many, then breeding (default: the pop size;
-    /// with --multimodal: 2 x workers, at least 4; never below --pop-size).
+    /// Random individuals until the island holds this many, then breeding (default: 2 x workers,
+    /// at least 4; with --reference-genetic: the pop size; never below --pop-size).
     #[arg(long)]
     pub random_start: Option<usize>,
-    /// The default propagator's settings for rugged losses under a small budget: a smaller pool,
-    /// Gaussian steps of two parameters over 3 decades, 30 % differential children (at most the
-    /// reference's median best loss on 12 of its 14 benchmark functions).
+    /// The Python reference's genetic propagator instead of the default's settings: a pool of 2 x
+    /// workers, no wider random start, Gaussian steps of one parameter and fixed width, no
+    /// differential children (the default beat it on 12 of its 14 benchmark functions).
     #[arg(long)]
-    pub multimodal: bool,
+    pub reference_genetic: bool,
     /// Probability that an island sends emigrants per generation.
     #[arg(long, default_value_t = 0.9)]
     pub migration_probability: f64,
@@ -127,11 +127,11 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value_t = 0.05)]
     pub sigma_factor: f64,
     /// Powers of ten below --sigma-factor that a Gaussian step may reach, drawn log-uniformly per
-    /// child (default: 0, the reference's fixed step; with --multimodal: 3).
+    /// child (default: 3; with --reference-genetic: 0, the reference's fixed step).
     #[arg(long)]
     pub step_decades: Option<f64>,
     /// Probability that a child is a differential-evolution step from the pool instead of a
-    /// genetic one (default: 0, genetic only as the reference; with --multimodal: 0.3).
+    /// genetic one (default: 0.3; with --reference-genetic: 0, genetic only as the reference).
     #[arg(long)]
     pub differential_prob: Option<f64>,
     /// Run seed.
@@ -227,8 +227,8 @@ impl RunArgs {
         };
         let ranks_per_worker = self.ranks_per_worker.unwrap_or_else(|| task.default_ranks_per_worker(world_size));
         let workers = (world_size / ranks_per_worker.max(1)).max(1);
-        let defaults = if self.multimodal {
-            DefaultPropagatorConfig::multimodal(workers)
+        let defaults = if self.reference_genetic {
+            DefaultPropagatorConfig::reference(workers)
         } else {
             DefaultPropagatorConfig::for_workers(workers)
         };
@@ -296,7 +296,7 @@ pub(crate) struct CnnArgs {
     #[arg(long, default_value = "auto", help_heading = "CNN task")]
     pub device: String,
     /// Stop hopeless trainings early, judged after every epoch against the island's finished
-    /// ones: none, median, static, log-linear or dynamic.
+    /// ones: none, median, static, log-linear, dynamic or halving (successive halving).
     #[arg(long, value_name = "NAME", default_value = "none", help_heading = "CNN task")]
     pub early_stop: String,
     /// GPUs per rank: each rank trains its replica on K consecutive GPUs (local rank x K ...),

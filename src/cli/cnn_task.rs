@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use propulate::cnn::{self, Backend, CnnTask as Training, DeviceChoice, Split, TrainSettings};
-use propulate::early_stop::{self, EarlyStopper, LogLinearStopper, StaticStopper, StopSettings};
+use propulate::early_stop::{self, EarlyStopper, HalvingStopper, LogLinearStopper, StaticStopper, StopSettings};
 use propulate::{CoreError, Error, Result, SearchSpace};
 
 use super::args::CnnArgs;
@@ -73,6 +73,7 @@ fn early_stopper(name: &str) -> Result<Option<Box<dyn EarlyStopper>>> {
         "none" => return Ok(None),
         "static" => StaticStopper::default().settings,
         "log-linear" => LogLinearStopper::default().settings,
+        "halving" => HalvingStopper::default().settings,
         _ => StopSettings::default(),
     };
     match early_stop::by_name(name, default) {

@@ -16,7 +16,7 @@ pub(crate) const NAMES: [&str; 8] =
 /// The propagator flags.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct PropagatorArgs {
-    /// Breeding operator: ga (the reference's genetic propagator; see --multimodal), pso (basic), pso-clamping,
+    /// Breeding operator: ga (genetic and differential children; see --reference-genetic), pso (basic), pso-clamping,
     /// pso-constriction, pso-canonical, cmaes (active), cmaes-basic, nm (Nelder-Mead). pso, cmaes
     /// and nm search int and float parameters only.
     #[arg(long, default_value = "ga", help_heading = "Propagator")]

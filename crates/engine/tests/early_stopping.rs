@@ -3,7 +3,7 @@
 //! stop at the same step, and a bad report fails only its evaluation.
 
 use propulate_core::SearchSpace;
-use propulate_core::early_stop::{Decision, MedianStopper, StaticStopper};
+use propulate_core::early_stop::{Decision, HalvingStopper, MedianStopper, StaticStopper};
 use propulate_engine::{Optimizer, WorkerContext};
 
 const STEPS: u64 = 10;
@@ -65,6 +65,29 @@ fn hopeless_evaluations_are_pruned_and_recorded_with_their_curve() {
     a.sort_by_key(|x| x.0);
     b.sort_by_key(|x| x.0);
     assert_eq!(a, b);
+}
+
+#[test]
+fn halving_stops_most_evaluations_at_its_rungs_and_lets_the_best_finish() {
+    let result = Optimizer::new(space())
+        .generations(30)
+        .seed(3)
+        .early_stopping(HalvingStopper::default())
+        .run_local(2, |p, ctx| Ok(train(p.float("x"), ctx)?))
+        .unwrap();
+    let mut pruned = 0;
+    for t in &result.trials {
+        let curve = t.curve.as_ref().expect("every evaluation reported");
+        if curve.pruned {
+            pruned += 1;
+            // Rungs at steps 1, 3 and 9 (the last step: 9 is a rung too).
+            assert!([1, 3, 9].contains(&curve.last_step().unwrap()), "{:?}", curve.points);
+        }
+    }
+    // Each rung keeps a third of those that reached it; a search that keeps improving sends more
+    // through (measured 27 to 36 of 60 pruned over 12 runs).
+    assert!(pruned >= 20, "only {pruned} of 60 pruned");
+    assert!(!result.trials.iter().min_by(|a, b| a.loss.total_cmp(&b.loss)).unwrap().pruned());
 }
 
 #[test]

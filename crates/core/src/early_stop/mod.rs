@@ -10,8 +10,8 @@
 //! state (the reference's surrogates merge state between workers and keep the worse baseline when
 //! they do; here every rule starts from the island's population as it is).
 //!
-//! Stoppers (every one compares a candidate with completed evaluations only: not pruned, not
-//! failed, with a curve; and decides only after `min_reports` reports):
+//! Stoppers (all but `halving` compare a candidate with completed evaluations only: not pruned,
+//! not failed, with a curve; every one decides only after `min_reports` reports):
 //! - [`MedianStopper`] (`median`): stop when the candidate's best value so far is worse than the
 //!   median of the completed curves' best values up to the same step (Optuna's median pruner).
 //! - [`StaticStopper`] (`static`): the reference's static surrogate, fixed: the baseline is the
@@ -26,6 +26,9 @@
 //!   prior of its end, bends it towards the curve; stop when the optimistic end of the forecast
 //!   (mean minus one standard deviation) is worse than the island's best loss by more than the
 //!   margin (the reference compares with the worst loss).
+//! - [`HalvingStopper`] (`halving`): asynchronous successive halving (ASHA): at steps 1, 3, 9, ...
+//!   an evaluation goes on only if it is among the best third of the evaluations, pruned ones
+//!   included, that reached the same step.
 //!
 //! The margin `m` (default 0.8, the reference's) says how much worse counts: a value `v` is worse
 //! than a reference value `r` by more than the margin when `v - r > (1/m - 1) |r|`, i.e. more than
@@ -35,11 +38,13 @@
 
 mod dynamic;
 mod gp;
+mod halving;
 mod log_linear;
 mod median;
 mod static_baseline;
 
 pub use dynamic::DynamicStopper;
+pub use halving::HalvingStopper;
 pub use log_linear::LogLinearStopper;
 pub use median::MedianStopper;
 pub use static_baseline::StaticStopper;
@@ -108,8 +113,13 @@ pub trait EarlyStopper: Send + Sync + std::fmt::Debug {
     /// The stopper's name (as `--early-stop` takes it).
     fn name(&self) -> &'static str;
     /// The rule for an evaluation of `candidate` (values in `space`), given the island's completed
-    /// evaluations, best first (see [`completed`]).
+    /// evaluations, best first (see [`completed`]; with [`EarlyStopper::counts_pruned`], the pruned
+    /// ones too: see [`reported`]).
     fn rule(&self, completed: &[&Individual], space: &SearchSpace, candidate: &[Value]) -> Box<dyn StopRule>;
+    /// Whether [`EarlyStopper::rule`] is given the pruned evaluations too.
+    fn counts_pruned(&self) -> bool {
+        false
+    }
     /// Check the stopper's settings before a run; the error names the bad one.
     fn validate(&self) -> Result<()> {
         Ok(())
@@ -159,15 +169,20 @@ impl StopSettings {
 /// The evaluations of `island` (any order) a stopper compares with, best first: not failed, not
 /// pruned, with a curve.
 pub fn completed<'a>(island: impl Iterator<Item = &'a Individual>) -> Vec<&'a Individual> {
-    let mut done: Vec<&Individual> = island
-        .filter(|i| i.failure.is_none() && i.curve.as_ref().is_some_and(|c| !c.pruned && !c.points.is_empty()))
-        .collect();
+    reported(island).into_iter().filter(|i| i.curve.as_ref().is_some_and(|c| !c.pruned)).collect()
+}
+
+/// The evaluations of `island` (any order) with a curve that did not fail, pruned or not, best
+/// first: what a stopper that [counts pruned ones](EarlyStopper::counts_pruned) compares with.
+pub fn reported<'a>(island: impl Iterator<Item = &'a Individual>) -> Vec<&'a Individual> {
+    let mut done: Vec<&Individual> =
+        island.filter(|i| i.failure.is_none() && i.curve.as_ref().is_some_and(|c| !c.points.is_empty())).collect();
     done.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
     done
 }
 
 /// The names [`by_name`] knows.
-pub const STOPPER_NAMES: [&str; 4] = ["median", "static", "log-linear", "dynamic"];
+pub const STOPPER_NAMES: [&str; 5] = ["median", "static", "log-linear", "dynamic", "halving"];
 
 /// The stopper called `name`, with `settings`; an unknown name lists the known ones.
 pub fn by_name(name: &str, settings: StopSettings) -> Result<Box<dyn EarlyStopper>> {
@@ -177,6 +192,11 @@ pub fn by_name(name: &str, settings: StopSettings) -> Result<Box<dyn EarlyStoppe
         "static" => Box::new(StaticStopper { settings }),
         "log-linear" => Box::new(LogLinearStopper { settings }),
         "dynamic" => Box::new(DynamicStopper { settings }),
+        "halving" => {
+            let stopper = HalvingStopper { settings, ..HalvingStopper::default() };
+            stopper.validate()?;
+            Box::new(stopper)
+        }
         _ => {
             return Err(Error::UnknownName {
                 kind: "early stopper",

@@ -62,6 +62,7 @@ fn every_stopper_stops_a_crawling_curve_and_lets_a_good_one_finish() {
         Box::new(StaticStopper::default()),
         Box::new(LogLinearStopper::default()),
         Box::new(DynamicStopper::default()),
+        Box::new(HalvingStopper::default()),
     ];
     for s in &stoppers {
         let crawling = vec![Value::Float(0.95), Value::Cat(1)];
@@ -129,6 +130,33 @@ fn the_static_baseline_is_the_best_curve_matched_by_step_with_the_margin() {
 }
 
 #[test]
+fn halving_keeps_the_best_third_at_each_rung_counting_pruned_evaluations() {
+    // Six evaluations pruned at step 1: only `reported` hands them to a stopper.
+    let inds: Vec<Individual> = [1.0, 1.5, 2.0, 2.1, 2.2, 2.25]
+        .iter()
+        .enumerate()
+        .map(|(g, v)| evaluated(g as u64, 0.5, &[2.3, *v], true))
+        .collect();
+    assert!(completed(inds.iter()).is_empty());
+    let island = reported(inds.iter());
+    assert_eq!(island.len(), 6);
+    let halving = HalvingStopper::default();
+    assert!(halving.counts_pruned() && !MedianStopper::default().counts_pruned());
+    // Rung 1: seven values with the candidate's, the best 7 / 3 = 2 go on.
+    assert!(!halving.rule(&island, &space(), &[]).should_stop(&points(&[2.3, 1.2])));
+    assert!(halving.rule(&island, &space(), &[]).should_stop(&points(&[2.3, 1.6])));
+    // Rung 3 is reached by nobody else: too few to decide, so a candidate past rung 1 goes on.
+    let mut rule = halving.rule(&island, &space(), &[]);
+    assert_eq!(stopped_at(rule.as_mut(), &[2.3, 1.2, 1.9, 1.9, 1.9]), None);
+    // A report that jumps past rungs is judged at each of them by its best value up to there.
+    let mut rule = halving.rule(&island, &space(), &[]);
+    assert!(rule.should_stop(&[(0, 2.3), (5, 0.1)]));
+    // Fewer than three evaluations at a rung (the start-up) never stop anything there.
+    let mut rule = halving.rule(&island[..2], &space(), &[]);
+    assert_eq!(stopped_at(rule.as_mut(), &CRAWLING), None);
+}
+
+#[test]
 fn the_log_linear_forecast_follows_the_slope() {
     let inds = island(); // best loss about 0.5, horizon step 9
     let done = completed(inds.iter());
@@ -150,7 +178,13 @@ fn settings_and_names_are_checked() {
     let e = by_name("median", StopSettings { min_reports: 0, ..StopSettings::default() }).unwrap_err().to_string();
     assert!(e.contains("at least 1 report"), "{e}");
     let e = by_name("hyperband", StopSettings::default()).unwrap_err().to_string();
-    assert!(e.contains("hyperband") && e.contains("median, static, log-linear, dynamic"), "{e}");
+    assert!(e.contains("hyperband") && e.contains("median, static, log-linear, dynamic, halving"), "{e}");
+    for reduction in [0, 1] {
+        let e = HalvingStopper { reduction, ..HalvingStopper::default() }.validate().unwrap_err().to_string();
+        assert!(e.contains("reduction of at least 2"), "{e}");
+    }
+    let e = HalvingStopper { first_rung: 0, ..HalvingStopper::default() }.validate().unwrap_err().to_string();
+    assert!(e.contains("first rung of at least step 1"), "{e}");
     for name in STOPPER_NAMES {
         assert_eq!(by_name(name, StopSettings::default()).unwrap().name(), name);
     }

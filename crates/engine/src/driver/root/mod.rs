@@ -15,7 +15,7 @@ use crate::journal::JournalWriter;
 use crate::observe::{Event, RankObservers, WorkerStatus};
 use crate::result::RunResult;
 use crate::transport::{Communicator, reborrow};
-use propulate_core::early_stop::completed;
+use propulate_core::early_stop::{completed, reported};
 use propulate_core::individual::{Individual, Params};
 use propulate_core::population::Population;
 use propulate_core::propagator::Propagator;
@@ -166,7 +166,11 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         }
         let mut ctx = self.run.worker_context(&ind, reborrow(&mut worker_comm));
         if let Some(stopper) = self.run.stopper {
-            let island = completed(self.population.iter_best());
+            let island = if stopper.counts_pruned() {
+                reported(self.population.iter_best())
+            } else {
+                completed(self.population.iter_best())
+            };
             ctx.reports.rule = Some(stopper.rule(&island, self.run.space, &ind.values));
         }
         evaluate(loss, self.run.space, &mut ind, &mut ctx);
