@@ -488,3 +488,21 @@ fn owner_file_locks_guard_journals_where_flock_is_not_used() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("80 from the checkpoint"));
     assert_eq!(owners(&dir), 0);
 }
+
+/// The manifest records the breeding settings the flags chose, which a resume then keeps: the
+/// default's, or with `--reference-genetic` the reference's (one worker: a pool of 4 and steps
+/// over 3 decades against a pool of 2 and a fixed step).
+#[test]
+fn the_manifest_records_the_default_or_the_reference_genetic_settings() {
+    for (flag, pool, decades) in [(None, 4, 3.0), (Some("--reference-genetic"), 2, 0.0)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = ["--local-ranks", "1", "--function", "sphere", "--generations", "3"];
+        let mut cmd = Command::new(bin());
+        cmd.args(run_args(tmp.path(), &base)).args(flag);
+        let out = run_with_timeout(cmd, Duration::from_secs(60));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let replay = read_checkpoint(tmp.path()).unwrap().expect("a checkpoint");
+        let p = replay.manifest.config.propagator.expect("the CLI records its propagator settings");
+        assert_eq!((p.pop_size, p.step_decades), (pool, decades), "{flag:?}: {p:?}");
+    }
+}
