@@ -391,6 +391,20 @@ fn failing_losses_are_recorded_and_the_run_goes_on() {
 }
 
 #[test]
+fn halving_hears_a_running_evaluation_of_another_process() {
+    let dir = tmp();
+    let mut cmd = common::mpirun(4);
+    cmd.arg(common::example("running_reports")).arg(dir.path());
+    let out = common::run_with_timeout(cmd, std::time::Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    // Worker 1 heard worker 0's report at rung 1 while worker 0 was still training, and both of
+    // its ranks stopped there (a rank going on alone would have failed or hung the evaluation).
+    assert!(stdout.contains("worker 0: pruned false after step 2, failure none"), "{stdout}");
+    assert!(stdout.contains("worker 1: pruned true after step 1, failure none"), "{stdout}");
+}
+
+#[test]
 fn a_loss_failing_on_one_rank_of_a_worker_fails_the_evaluation() {
     let dir = tmp();
     let mut cmd = common::mpirun(4);

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::launcher::Device;
 use crate::transport::Communicator;
 use propulate_core::early_stop::{Curve, Decision, MAX_CURVE_POINTS, StopRule};
+use propulate_core::individual::IndividualId;
 use propulate_core::layout::{IslandSpec, Layout};
 
 /// What a loss closure knows about where it runs.
@@ -40,6 +41,19 @@ pub struct WorkerContext<'a> {
     pub(crate) metrics: Vec<(String, f64)>,
     /// What [`WorkerContext::report`] heard and decided.
     pub(crate) reports: Reports,
+    /// On the worker root, when the early stopper hears running evaluations: where each report
+    /// goes to the island's other workers and theirs come from.
+    pub(crate) peers: Option<&'a mut dyn IslandReports>,
+}
+
+/// Evaluations of the island whose curves changed, each with its whole curve so far.
+pub(crate) type HeardCurves = Vec<(IndividualId, Vec<(u64, f64)>)>;
+
+/// The worker root's line to the other workers of its island during one evaluation.
+pub(crate) trait IslandReports {
+    /// Tell them of this evaluation's report `(step, value)`, and return what they reported since
+    /// the last call: each changed evaluation with its whole curve so far.
+    fn exchange(&mut self, step: u64, value: f64) -> Result<HeardCurves>;
 }
 
 /// The reports of one evaluation and the early stopping behind them.
@@ -88,6 +102,7 @@ impl<'a> WorkerContext<'a> {
             comm,
             metrics: Vec::new(),
             reports: Reports::default(),
+            peers: None,
         }
     }
 }
@@ -160,12 +175,29 @@ impl WorkerContext<'_> {
             _ if value.is_finite() => r.curve.points.push((step, value)),
             _ => {}
         }
+        // The island's other workers hear of the report, and the rule of theirs (an error here,
+        // like a bad report, is returned once the worker agreed, so that no rank is left waiting).
+        let mut heard = Vec::new();
+        if let (None, Some(peers), Some(&(last, _))) = (&r.error, &mut self.peers, r.curve.points.last())
+            && last == step
+        {
+            match peers.exchange(step, value) {
+                Ok(changes) => heard = changes,
+                Err(e) => r.error = Some(format!("could not exchange reports with the island's workers: {e}")),
+            }
+        }
         let mut stop = false;
         if let (None, Some(rule)) = (&r.error, r.rule.as_mut())
             && !r.curve.points.is_empty()
         {
             // A rule that panics must not leave the worker's other ranks in the agreement below.
-            match catch_unwind(AssertUnwindSafe(|| rule.should_stop(&r.curve.points))) {
+            let decide = || {
+                for (id, points) in &heard {
+                    rule.observe(*id, points);
+                }
+                rule.should_stop(&r.curve.points)
+            };
+            match catch_unwind(AssertUnwindSafe(decide)) {
                 Ok(decision) => stop = decision,
                 Err(panic) => {
                     r.error = Some(format!("the early stopper's rule panicked: {}", panic_message(panic.as_ref())))

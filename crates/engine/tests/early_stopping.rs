@@ -91,6 +91,49 @@ fn halving_stops_most_evaluations_at_its_rungs_and_lets_the_best_finish() {
 }
 
 #[test]
+fn halving_hears_the_reports_of_evaluations_still_running() {
+    // Two workers, one evaluation each, so neither ever sees the other finished before it starts.
+    // Worker 0 reports 1.0 at rung 1 and raises a flag; only then does worker 1 report, 2.0 at
+    // rung 1: with the running report counted (start-up 1), it is not in the best third and stops.
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let raised = flag.clone();
+    let mut halving = HalvingStopper::default();
+    halving.settings.startup = 1;
+    let result = Optimizer::new(space())
+        .generations(1)
+        .seed(1)
+        .early_stopping(halving)
+        .run_local(2, move |_, ctx| {
+            use std::sync::atomic::Ordering::SeqCst;
+            let curve: &[f64] = if ctx.worker == 0 { &[2.3, 1.0, 0.9] } else { &[2.3, 2.0, 1.9] };
+            if ctx.worker == 1 {
+                let t0 = std::time::Instant::now();
+                while !flag.load(SeqCst) {
+                    if t0.elapsed().as_secs() > 60 {
+                        return Err("worker 0 never reported".into());
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+            for (step, value) in curve.iter().enumerate() {
+                if ctx.report(step as u64, *value)?.is_stop() {
+                    return Ok(*value);
+                }
+                if ctx.worker == 0 && step == 1 {
+                    raised.store(true, SeqCst);
+                }
+            }
+            Ok(curve[2])
+        })
+        .unwrap();
+    let by_worker = |w: u32| result.trials.iter().find(|t| t.id.worker == w).unwrap();
+    assert!(result.trials.iter().all(|t| t.failure.is_none()), "{:?}", result.trials);
+    let (first, second) = (by_worker(0).curve.clone().unwrap(), by_worker(1).curve.clone().unwrap());
+    assert!(!first.pruned && first.points.len() == 3, "{first:?}");
+    assert!(second.pruned && second.points == [(0, 2.3), (1, 2.0)], "{second:?}");
+}
+
+#[test]
 fn without_a_stopper_reports_are_recorded_and_never_stop() {
     let result = Optimizer::new(space()).generations(5).run_local(2, |p, ctx| Ok(train(p.float("x"), ctx)?)).unwrap();
     for t in &result.trials {

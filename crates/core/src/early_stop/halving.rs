@@ -4,10 +4,15 @@
 //! evaluations that reached that rung before it, itself included. Unlike the other stoppers it
 //! counts pruned evaluations too (they reached the rungs below the one that stopped them): that is
 //! what makes it stop most evaluations after a step or two while the best few train to the end.
+//! And it hears the evaluations the island's other workers are running: an evaluation counts at a
+//! rung as soon as it reports there (as in ASHA, where a rung records each trial when it reaches
+//! it), so that a worker need not wait for its peers' evaluations to finish before it can compare.
+
+use std::collections::HashMap;
 
 use super::{EarlyStopper, StopRule, StopSettings, best_until};
 use crate::error::{Error, Result};
-use crate::individual::Individual;
+use crate::individual::{Individual, IndividualId};
 use crate::space::{SearchSpace, Value};
 
 /// Keeps the best `1 / reduction` at every rung; stops the rest.
@@ -35,8 +40,8 @@ impl Default for HalvingStopper {
 }
 
 struct HalvingRule {
-    /// The curve of every evaluation with one, pruned or not.
-    curves: Vec<Vec<(u64, f64)>>,
+    /// The curve of every other evaluation of the island with one, pruned, finished or running.
+    curves: HashMap<IndividualId, Vec<(u64, f64)>>,
     stopper: HalvingStopper,
     /// The next rung the candidate has not yet passed (none past `u64::MAX`).
     next_rung: Option<u64>,
@@ -59,8 +64,11 @@ impl EarlyStopper for HalvingStopper {
     fn counts_pruned(&self) -> bool {
         true
     }
+    fn hears_running(&self) -> bool {
+        true
+    }
     fn rule(&self, reported: &[&Individual], _: &SearchSpace, _: &[Value]) -> Box<dyn StopRule> {
-        let curves = reported.iter().filter_map(|i| i.curve.as_ref()).map(|c| c.points.clone()).collect();
+        let curves = reported.iter().filter_map(|i| Some((i.id, i.curve.as_ref()?.points.clone()))).collect();
         Box::new(HalvingRule { curves, stopper: *self, next_rung: Some(self.first_rung) })
     }
 }
@@ -70,7 +78,7 @@ impl HalvingRule {
     fn promoted(&self, rung: u64, mine: f64) -> bool {
         let mut reached: Vec<f64> = self
             .curves
-            .iter()
+            .values()
             .filter(|c| c.last().is_some_and(|p| p.0 >= rung))
             .filter_map(|c| best_until(c, rung))
             .collect();
@@ -85,6 +93,10 @@ impl HalvingRule {
 }
 
 impl StopRule for HalvingRule {
+    fn observe(&mut self, id: IndividualId, points: &[(u64, f64)]) {
+        self.curves.insert(id, points.to_vec());
+    }
+
     fn should_stop(&mut self, points: &[(u64, f64)]) -> bool {
         let Some(&(step, _)) = points.last() else { return false };
         // Every rung this report reached or passed is decided once, in order.

@@ -52,7 +52,7 @@ pub use static_baseline::StaticStopper;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::individual::Individual;
+use crate::individual::{Individual, IndividualId};
 use crate::space::{SearchSpace, Value};
 
 /// The most reports one evaluation may make (a report per step of a long training is far fewer):
@@ -106,6 +106,13 @@ impl Decision {
 pub trait StopRule: Send {
     /// Whether the evaluation whose curve so far is `points` (newest last, at least one) should stop.
     fn should_stop(&mut self, points: &[(u64, f64)]) -> bool;
+    /// Another evaluation of the island, still running or just finished, has reported `points` so
+    /// far (its whole curve; a later call for the same `id` replaces it). Called only for
+    /// stoppers that [hear running evaluations](EarlyStopper::hears_running), before the next
+    /// [`StopRule::should_stop`].
+    fn observe(&mut self, id: IndividualId, points: &[(u64, f64)]) {
+        let _ = (id, points);
+    }
 }
 
 /// Makes the [`StopRule`] of each evaluation from what the island knows.
@@ -118,6 +125,13 @@ pub trait EarlyStopper: Send + Sync + std::fmt::Debug {
     fn rule(&self, completed: &[&Individual], space: &SearchSpace, candidate: &[Value]) -> Box<dyn StopRule>;
     /// Whether [`EarlyStopper::rule`] is given the pruned evaluations too.
     fn counts_pruned(&self) -> bool {
+        false
+    }
+    /// Whether the rules hear the reports of the evaluations the island's other workers are
+    /// running ([`StopRule::observe`]): the driver then sends each report to the island's workers
+    /// as it is made, so that a rule compares with evaluations in flight too, not only with
+    /// finished ones.
+    fn hears_running(&self) -> bool {
         false
     }
     /// Check the stopper's settings before a run; the error names the bad one.

@@ -157,6 +157,32 @@ fn halving_keeps_the_best_third_at_each_rung_counting_pruned_evaluations() {
 }
 
 #[test]
+fn halving_counts_running_evaluations_it_hears_of() {
+    let halving = HalvingStopper::default();
+    assert!(halving.hears_running() && !MedianStopper::default().hears_running());
+    // Nothing finished yet: alone, a crawling candidate goes on (too few at rung 1).
+    let mut rule = halving.rule(&[], &space(), &[]);
+    assert!(!rule.should_stop(&points(&[2.3, 2.29])));
+    // Three running evaluations report better values at rung 1: now it is not in the best third.
+    let mut rule = halving.rule(&[], &space(), &[]);
+    for (g, v) in [1.0, 1.2, 1.4].iter().enumerate() {
+        let id = IndividualId { island: 0, worker: 1, generation: g as u64 };
+        rule.observe(id, &points(&[2.3]));
+        assert!(!rule.should_stop(&points(&[2.3])), "rung 0 is not a rung");
+        rule.observe(id, &points(&[2.3, *v]));
+    }
+    assert!(rule.should_stop(&points(&[2.3, 2.29])));
+    // A later report of the same evaluation replaces its curve instead of counting it twice: with
+    // two evaluations only, rung 1 has too few to decide.
+    let mut rule = halving.rule(&[], &space(), &[]);
+    let id = IndividualId { island: 0, worker: 1, generation: 0 };
+    rule.observe(id, &points(&[2.3, 1.0]));
+    rule.observe(id, &points(&[2.3, 1.0, 0.9]));
+    rule.observe(IndividualId { generation: 1, ..id }, &points(&[2.3, 1.1]));
+    assert!(!rule.should_stop(&points(&[2.3, 2.29])));
+}
+
+#[test]
 fn the_log_linear_forecast_follows_the_slope() {
     let inds = island(); // best loss about 0.5, horizon step 9
     let done = completed(inds.iter());

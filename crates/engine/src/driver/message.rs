@@ -1,5 +1,5 @@
 //! What worker roots say to each other, and its compact binary encoding (postcard). One data tag
-//! carries all three kinds, so that one probe drains the inbox and messages between two workers
+//! carries all four kinds, so that one probe drains the inbox and messages between two workers
 //! keep their order.
 
 use serde::{Deserialize, Serialize};
@@ -24,6 +24,9 @@ pub enum Message {
     Migrants(Vec<Individual>),
     /// Identities to deactivate, with the migration step of the copy to deactivate.
     Deactivate(Vec<(IndividualId, u32)>),
+    /// A report of an evaluation its breeder is still running, for the island peers' early
+    /// stoppers (only with a stopper that hears running evaluations).
+    Progress { id: IndividualId, step: u64, value: f64 },
 }
 
 /// Encode any serde value for the wire.

@@ -22,7 +22,7 @@ impl RootWorker<'_, '_> {
     }
 
     /// Send `bytes` to every other worker of this island.
-    fn send_to_island_peers(&mut self, roots: &mut dyn Communicator, bytes: Vec<u8>) -> Result<()> {
+    pub(super) fn send_to_island_peers(&mut self, roots: &mut dyn Communicator, bytes: Vec<u8>) -> Result<()> {
         for peer in self.run.layout.island_workers(self.island) {
             if peer != self.worker {
                 self.send(roots, peer, bytes.clone())?;
@@ -61,6 +61,7 @@ impl DataHandler for RootWorker<'_, '_> {
     fn handle(&mut self, roots: &mut dyn Communicator, from: usize, bytes: &[u8]) -> Result<()> {
         match decode::<Message>(bytes, from)? {
             Message::Evaluated(ind) => {
+                self.running.finished(&ind);
                 self.population.insert(ind);
             }
             Message::Deactivate(list) => {
@@ -69,6 +70,7 @@ impl DataHandler for RootWorker<'_, '_> {
                 }
             }
             Message::Migrants(list) => self.immigrate(roots, from, list)?,
+            Message::Progress { id, step, value } => self.running.progress(id, step, value),
         }
         Ok(())
     }

@@ -1,11 +1,13 @@
 //! One worker root: the asynchronous loop of breed, evaluate, publish, drain, maybe emigrate, with
 //! no generation barrier anywhere. Split by concern: this file holds the worker's state and its
-//! loop; `breeding`, `messaging`, `migration` and `journaling` hold the rest of its methods.
+//! loop; `breeding`, `messaging`, `migration`, `journaling` and `running` (early stopping's view
+//! of the island) hold the rest of its methods.
 
 mod breeding;
 mod journaling;
 mod messaging;
 mod migration;
+mod running;
 
 use rand::RngExt;
 
@@ -15,7 +17,6 @@ use crate::journal::JournalWriter;
 use crate::observe::{Event, RankObservers, WorkerStatus};
 use crate::result::RunResult;
 use crate::transport::{Communicator, reborrow};
-use propulate_core::early_stop::{completed, reported};
 use propulate_core::individual::{Individual, Params};
 use propulate_core::population::Population;
 use propulate_core::propagator::Propagator;
@@ -27,6 +28,7 @@ use super::evaluate::{LossResult, agree_on_failure, evaluate};
 use super::resume::Resumed;
 use super::summary::{RootOutcome, summarize};
 use super::termination::{MessageCounts, drain_to_quiescence};
+use running::{ReportLink, RunningCurves};
 
 /// Everything one worker root holds.
 pub(crate) struct RootWorker<'a, 'o> {
@@ -39,6 +41,8 @@ pub(crate) struct RootWorker<'a, 'o> {
     /// This worker's index among its island's workers (what `responsible_worker` holds).
     index_in_island: u32,
     population: Population,
+    /// The island peers' running evaluations, as far as their reports arrived.
+    running: RunningCurves,
     /// Breeding and emigration: one block of the worker's stream per generation.
     rng: PropRng,
     /// Draws prompted by messages (pollination victims), kept apart from `rng`.
@@ -93,6 +97,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             island,
             index_in_island: layout.index_in_island(worker) as u32,
             population,
+            running: RunningCurves::default(),
             rng: worker_rng(cfg.seed, worker as u64),
             message_rng: message_rng(cfg.seed, worker as u64),
             counts: MessageCounts::new(layout.workers()),
@@ -164,16 +169,18 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             let mut bytes = super::encode(&Some(ind.clone()));
             wc.broadcast(0, &mut bytes)?;
         }
-        let mut ctx = self.run.worker_context(&ind, reborrow(&mut worker_comm));
-        if let Some(stopper) = self.run.stopper {
-            let island = if stopper.counts_pruned() {
-                reported(self.population.iter_best())
-            } else {
-                completed(self.population.iter_best())
-            };
-            ctx.reports.rule = Some(stopper.rule(&island, self.run.space, &ind.values));
+        let run = self.run;
+        let rule = run.stopper.map(|stopper| self.stop_rule(stopper, &ind));
+        let mut ctx = run.worker_context(&ind, reborrow(&mut worker_comm));
+        ctx.reports.rule = rule;
+        // The worker's reports reach the island's workers as they are made, and theirs reach the
+        // rule, when the stopper compares with running evaluations.
+        let mut link = ReportLink { worker: self, roots: &mut *roots, id: ind.id };
+        if run.stopper.is_some_and(|s| s.hears_running()) {
+            ctx.peers = Some(&mut link);
         }
-        evaluate(loss, self.run.space, &mut ind, &mut ctx);
+        evaluate(loss, run.space, &mut ind, &mut ctx);
+        drop(ctx);
         if let Some(wc) = reborrow(&mut worker_comm) {
             agree_on_failure(wc, &mut ind)?;
         }
