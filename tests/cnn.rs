@@ -226,8 +226,9 @@ fn early_stopping_prunes_crawling_networks_on_every_rank_at_once() {
 
 #[test]
 fn bad_cnn_flags_are_clear_errors_before_any_training() {
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["--batch", "0"], "--batch must be at least 1"),
+        (&["--lr-scale", "cubic"], "invalid value 'cubic' for '--lr-scale <SCALE>'"),
         (&["--propagator", "pso"], "PSO cannot search categorical parameter 'activation'"),
         (&["--backend", "cuda"], "unknown backend 'cuda'; valid: tch, flex"),
         (&["--device", "cuda"], "GPU"),

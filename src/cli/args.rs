@@ -266,6 +266,13 @@ impl RunArgs {
     }
 }
 
+/// `--lr-scale`: how the CNN task searches its learning rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LrScaleArg {
+    Log,
+    Linear,
+}
+
 /// Options of the CNN task (ignored with --function).
 #[derive(Debug, Clone, Args)]
 pub(crate) struct CnnArgs {
@@ -289,6 +296,10 @@ pub(crate) struct CnnArgs {
     /// Images per training step on each rank.
     #[arg(long, value_name = "N", default_value_t = 8, help_heading = "CNN task")]
     pub batch: usize,
+    /// How the learning rate (1e-4 to 1e-2) is searched: log (each decade alike) or linear (evenly
+    /// in its value, as the reference does: most draws near the top, where Adadelta learns fastest).
+    #[arg(long, value_enum, value_name = "SCALE", default_value_t = LrScaleArg::Log, help_heading = "CNN task")]
+    pub lr_scale: LrScaleArg,
     /// Burn backend: tch (libtorch) or flex (pure Rust) [default: tch when built in, else flex].
     #[arg(long, help_heading = "CNN task")]
     pub backend: Option<String>,
@@ -296,7 +307,8 @@ pub(crate) struct CnnArgs {
     #[arg(long, default_value = "auto", help_heading = "CNN task")]
     pub device: String,
     /// Stop hopeless trainings early, judged after every epoch against the island's finished
-    /// ones: none, median, static, log-linear, dynamic or halving (successive halving).
+    /// ones (halving: and its running ones): none, median, static, log-linear, dynamic or halving
+    /// (successive halving).
     #[arg(long, value_name = "NAME", default_value = "none", help_heading = "CNN task")]
     pub early_stop: String,
     /// GPUs per rank: each rank trains its replica on K consecutive GPUs (local rank x K ...),

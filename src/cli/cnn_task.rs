@@ -10,7 +10,7 @@ use propulate::cnn::{self, Backend, CnnTask as Training, DeviceChoice, Split, Tr
 use propulate::early_stop::{self, EarlyStopper, HalvingStopper, LogLinearStopper, StaticStopper, StopSettings};
 use propulate::{CoreError, Error, Result, SearchSpace};
 
-use super::args::CnnArgs;
+use super::args::{CnnArgs, LrScaleArg};
 use super::task::{Loss, Task};
 
 pub(crate) struct CnnTask {
@@ -63,7 +63,11 @@ impl CnnTask {
             gpus_per_rank: args.gpus_per_rank as usize,
         };
         training.placement(launch.device(), world_rank, launch.local_rank).map_err(cnn_error)?;
-        Ok(CnnTask { space: cnn::search_space(), training, args: args.clone() })
+        let lr_scale = match args.lr_scale {
+            LrScaleArg::Log => cnn::LrScale::Log,
+            LrScaleArg::Linear => cnn::LrScale::Linear,
+        };
+        Ok(CnnTask { space: cnn::search_space_with(lr_scale), training, args: args.clone() })
     }
 }
 

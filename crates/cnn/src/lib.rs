@@ -24,5 +24,5 @@ pub use backend::{Backend, Compute};
 pub use error::{Error, Result};
 pub use idx::{DEBIAN_FASHION_MNIST, ImageSet, Split};
 pub use model::{Activation, Net};
-pub use task::{CnnTask, DeviceChoice, Placement, hyperparameters, search_space};
+pub use task::{CnnTask, DeviceChoice, LrScale, Placement, hyperparameters, search_space, search_space_with};
 pub use train::{Hyperparameters, TrainOutcome, TrainSettings, Training, step, train};

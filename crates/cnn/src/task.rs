@@ -19,15 +19,28 @@ use crate::model::Activation;
 use crate::train::{Hyperparameters, TrainOutcome, TrainSettings, Training};
 
 /// The reference tutorial's search space: 2 to 10 convolutions, the activation, Adadelta's learning
-/// rate (log scale) and the learning rate's factor per epoch.
+/// rate (1e-4 to 1e-2, log scale) and the learning rate's factor per epoch.
 pub fn search_space() -> SearchSpace {
-    SearchSpace::builder()
-        .int("conv_layers", 2, 10)
-        .categorical("activation", &Activation::NAMES)
-        .log_float("lr", 1e-4, 1e-2)
-        .float("gamma", 0.5, 0.999)
-        .build()
-        .expect("a valid space")
+    search_space_with(LrScale::Log)
+}
+
+/// How the learning rate's range is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LrScale {
+    /// Evenly in its logarithm: each decade alike (the default).
+    Log,
+    /// Evenly in its value, as the reference searches it: 9 in 10 draws are above 1e-3.
+    Linear,
+}
+
+/// [`search_space`] with the learning rate searched on `lr` scale.
+pub fn search_space_with(lr: LrScale) -> SearchSpace {
+    let builder = SearchSpace::builder().int("conv_layers", 2, 10).categorical("activation", &Activation::NAMES);
+    let builder = match lr {
+        LrScale::Log => builder.log_float("lr", 1e-4, 1e-2),
+        LrScale::Linear => builder.float("lr", 1e-4, 1e-2),
+    };
+    builder.float("gamma", 0.5, 0.999).build().expect("a valid space")
 }
 
 /// The hyperparameters of a point of [`search_space`].
@@ -200,4 +213,32 @@ impl CnnTask {
 fn report_epoch(ctx: &mut WorkerContext<'_>, epoch: u64, loss: f64) -> Result<bool> {
     let decision = ctx.report(epoch, loss).map_err(propulate_ddp::Error::from)?;
     Ok(decision.is_stop())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use propulate_core::rng::worker_rng;
+
+    /// The share of 2000 random draws of the learning rate above 1e-3.
+    fn above_1e3(space: &SearchSpace) -> f64 {
+        let lr = space.index_of("lr").unwrap();
+        let mut rng = worker_rng(7, 0);
+        let draws: Vec<f64> = (0..2000).map(|_| space.sample_param(lr, &mut rng).as_f64()).collect();
+        assert!(draws.iter().all(|x| (1e-4..=1e-2).contains(x)));
+        draws.iter().filter(|&&x| x > 1e-3).count() as f64 / draws.len() as f64
+    }
+
+    #[test]
+    fn the_learning_rate_is_searched_on_the_scale_asked_for() {
+        assert_eq!(search_space(), search_space_with(LrScale::Log));
+        // Log: one decade of two above 1e-3; linear: 9 in 10 (the reference's sampling).
+        let (log, linear) = (above_1e3(&search_space()), above_1e3(&search_space_with(LrScale::Linear)));
+        assert!((0.45..0.55).contains(&log), "{log}");
+        assert!((0.88..0.93).contains(&linear), "{linear}");
+        // Everything else is the same space.
+        let (a, b) = (search_space(), search_space_with(LrScale::Linear));
+        let others = |s: &SearchSpace| s.params().iter().filter(|p| p.name != "lr").cloned().collect::<Vec<_>>();
+        assert_eq!(others(&a), others(&b));
+    }
 }
