@@ -175,7 +175,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         ctx.reports.rule = rule;
         // The worker's reports reach the island's workers as they are made, and theirs reach the
         // rule, when the stopper compares with running evaluations.
-        let mut link = ReportLink { worker: self, roots: &mut *roots, id: ind.id };
+        let mut link = ReportLink { worker: self, roots: &mut *roots, id: ind.id, error: None };
         if run.stopper.is_some_and(|s| s.hears_running()) {
             ctx.peers = Some(&mut link);
         }
@@ -183,6 +183,9 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         drop(ctx);
         if let Some(wc) = reborrow(&mut worker_comm) {
             agree_on_failure(wc, &mut ind)?;
+        }
+        if let Some(e) = link.error.take() {
+            return Err(e);
         }
         if let Some(reason) = &ind.failure {
             self.failed += 1;

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use super::RootWorker;
 use crate::context::{HeardCurves, IslandReports};
 use crate::driver::message::{Message, encode};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::transport::Communicator;
 use propulate_core::early_stop::{EarlyStopper, StopRule, completed, reported};
 use propulate_core::individual::{Individual, IndividualId};
@@ -77,13 +77,22 @@ pub(super) struct ReportLink<'w, 'a, 'o> {
     pub roots: &'w mut dyn Communicator,
     /// The evaluation that reports.
     pub id: IndividualId,
+    /// What went wrong sending or handling messages: an error of the run, not of the evaluation
+    /// (a corrupted message aborts the job wherever it is read), returned once the worker agreed.
+    pub error: Option<Error>,
 }
 
 impl IslandReports for ReportLink<'_, '_, '_> {
     fn exchange(&mut self, step: u64, value: f64) -> Result<HeardCurves> {
         let progress = encode(&Message::Progress { id: self.id, step, value });
-        self.worker.send_to_island_peers(self.roots, progress)?;
-        self.worker.drain_inbox(self.roots)?;
-        Ok(self.worker.running.take_changes())
+        let sent = self.worker.send_to_island_peers(self.roots, progress);
+        match sent.and_then(|()| self.worker.drain_inbox(self.roots)) {
+            Ok(()) => Ok(self.worker.running.take_changes()),
+            Err(e) => {
+                let message = e.to_string();
+                self.error = Some(e);
+                Err(Error::Report(message))
+            }
+        }
     }
 }
