@@ -35,13 +35,27 @@ fn check_run(best: &serde_json::Value, dir: &std::path::Path, workers: u64, gene
     assert!(svg.contains(&format!("loss over time: {} evaluations", rows.len())), "{svg}");
 }
 
-/// The median over 3 seeds decides (stopping once 2 agree): message timing makes one run's result
-/// vary, and a single seed ended at 1.06e-3 once in CI.
+/// Whether the median best loss of `run` over seeds 0, 1 and 2 is below `threshold`, stopping once
+/// two runs agree; with the losses seen. Message timing makes one run's result vary, so a single
+/// run cannot decide.
+fn median_of_3_below(threshold: f64, mut run: impl FnMut(&str) -> f64) -> (bool, Vec<f64>) {
+    let (mut below, mut losses) = (0, Vec::new());
+    for seed in ["0", "1", "2"] {
+        let loss = run(seed);
+        losses.push(loss);
+        below += usize::from(loss < threshold);
+        if below == 2 || losses.len() - below == 2 {
+            break;
+        }
+    }
+    (below >= 2, losses)
+}
+
+/// The median over 3 seeds decides: a single seed ended at 1.06e-3 once in CI.
 #[test]
 fn sphere_on_two_islands_converges_below_1e_3() {
     for t in BOTH {
-        let (mut below, mut losses) = (0, Vec::new());
-        for seed in ["0", "1", "2"] {
+        let (below, losses) = median_of_3_below(1e-3, |seed| {
             let dir = tmp();
             let args = ["--islands", "2", "--generations", "256", "--seed", seed];
             let (best, stdout) = propulate(t, 8, &args, dir.path());
@@ -49,14 +63,9 @@ fn sphere_on_two_islands_converges_below_1e_3() {
             assert!(best["emigrated"].as_u64().unwrap() > 0, "no migration happened: {best}");
             assert!(stdout.contains("islands consistent: yes"), "{stdout}");
             assert_eq!(best["islands"].as_array().unwrap().len(), 2);
-            let loss = f64_of(&best, "loss");
-            losses.push(loss);
-            below += usize::from(loss < 1e-3);
-            if below == 2 || losses.len() - below == 2 {
-                break;
-            }
-        }
-        assert!(below >= 2, "{t:?}: sphere's median best loss is not below 1e-3: {losses:?}");
+            f64_of(&best, "loss")
+        });
+        assert!(below, "{t:?}: sphere's median best loss is not below 1e-3: {losses:?}");
     }
 }
 
@@ -185,13 +194,17 @@ fn pollination_replaces_one_individual_per_immigrant_and_ends_consistent() {
 /// error listing the valid ones.
 #[test]
 fn every_propagator_runs_under_mpirun_and_finds_spheres_minimum() {
+    // The median over 3 seeds decides: one run of `nm` ended at 3e-3 once (10 runs of it here:
+    // 3e-20 to 8e-5).
     for name in ["pso", "pso-clamping", "pso-constriction", "pso-canonical", "cmaes", "cmaes-basic", "nm"] {
-        let dir = tmp();
-        let args = ["--islands", "2", "--generations", "128", "--propagator", name];
-        let (best, _) = propulate(Transport::Mpi, 8, &args, dir.path());
-        check_run(&best, dir.path(), 8, 128);
-        let loss = f64_of(&best, "loss");
-        assert!(loss < 1e-4, "{name}: best loss {loss} on sphere after 8 x 128 evaluations");
+        let (below, losses) = median_of_3_below(1e-4, |seed| {
+            let dir = tmp();
+            let args = ["--islands", "2", "--generations", "128", "--propagator", name, "--seed", seed];
+            let (best, _) = propulate(Transport::Mpi, 8, &args, dir.path());
+            check_run(&best, dir.path(), 8, 128);
+            f64_of(&best, "loss")
+        });
+        assert!(below, "{name}: median best loss on sphere after 8 x 128 evaluations not below 1e-4: {losses:?}");
     }
     // The default genetic settings (differential children, steps over 3 decades) refine sphere's
     // minimum below the reference's fixed step's (measured: 5e-15 to 3e-8 in release runs, seeds
