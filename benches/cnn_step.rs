@@ -4,7 +4,8 @@
 //!
 //!     cargo bench --features cnn,tch --bench cnn_step -- CONV_LAYERS BATCH THREADS STEPS
 //!
-//! `OPTIMIZER=sgd` times the step with Burn's SGD instead of Adadelta.
+//! `OPTIMIZER=sgd` times the step with Burn's SGD instead of Adadelta; `BACKEND=tch` (or `flex`)
+//! times one backend alone.
 //!
 //! Prints one line per backend: `backend <name> conv_layers C batch B threads T median_ms M`.
 
@@ -17,6 +18,12 @@ use propulate::ddp::CommGradSync;
 use propulate::launcher::Device as RankDevice;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // `cnn_step tunables` prints the GLIBC_TUNABLES equal to the malloc settings the CNN task makes
+    // (benches/cnn_step.sh gives them to PyTorch too).
+    if std::env::args().nth(1).as_deref() == Some("tunables") {
+        println!("{}", propulate::cnn::allocator::glibc_tunables());
+        return Ok(());
+    }
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let (conv_layers, batch, threads, steps) = (
         args.first().copied().unwrap_or(3),
@@ -25,7 +32,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.get(3).copied().unwrap_or(200),
     );
     propulate::cnn::backend::set_threads(threads);
-    for backend in [Backend::Tch, Backend::Flex].into_iter().filter(|b| b.is_built()) {
+    // BACKEND=tch (or flex) times that one alone, e.g. under a profiler.
+    let only = std::env::var("BACKEND").ok();
+    for backend in [Backend::Tch, Backend::Flex]
+        .into_iter()
+        .filter(|b| b.is_built() && only.as_deref().is_none_or(|name| name == b.name()))
+    {
         let device = backend.device(Compute::Cpu)?.autodiff();
         device.seed(1);
         let mut model = Net::new(conv_layers, Activation::Relu, 28, 28, &device)?;

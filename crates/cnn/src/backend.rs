@@ -94,9 +94,11 @@ impl Backend {
         }
     }
 
-    /// The Burn device (without autodiff) of this backend on `compute`; `check` first.
+    /// The Burn device (without autodiff) of this backend on `compute`; `check` first. The first
+    /// call sets the process's malloc thresholds for training (`allocator::keep_freed_memory`).
     pub fn device(self, compute: Compute) -> Result<Device> {
         self.check(compute)?;
+        crate::allocator::keep_freed_memory();
         match (self, compute) {
             (Backend::Flex, _) => Ok(Device::flex()),
             (Backend::Tch, compute) => tch_device(compute),

@@ -5,13 +5,15 @@
 //! - `model`: the network (convolutions and activation as hyperparameters).
 //! - `train`: the recipe (Adadelta, step schedule, NLL), one data-parallel step, early stopping,
 //!   a global validation loss.
-//! - `adadelta`: the optimizer, in Burn's optimizer API; `backend`: flex or libtorch, CPU or CUDA.
+//! - `adadelta`: the optimizer, in Burn's optimizer API; `backend`: flex or libtorch, CPU or CUDA;
+//!   `allocator`: malloc settings that keep a step's freed memory for the next.
 //! - `task`: the reference's search space and one evaluation as every rank of a worker runs it.
 
 /// The Burn version this crate trains with, for programs that build tensors for it.
 pub use burn;
 
 pub mod adadelta;
+pub mod allocator;
 pub mod backend;
 pub mod error;
 pub mod idx;
