@@ -35,6 +35,7 @@
 #                       [ours=$OURS_ARGS], e.g. "ours=;ours-linear=--lr-scale linear" (the
 #                       reference's linear learning-rate scale); one table row and summary each
 #   SKIP_SETUP [0]      1: do not run benches/reference/setup_torch.sh (torch in .venv-ref)
+#   SKIP_REFERENCE [0]  1: run only ours (to screen settings on other seeds; no ratio then)
 #
 # The reference runs as published, adapted only as the issue allows. The tutorial is not part of
 # this repository: it is taken at run time and a copy in $WORK/reference is changed by exact string
@@ -226,16 +227,18 @@ meta() { # program seed dir launch end rc
 for seed in $SEEDS; do
     # The reference. It starts in its run directory, so nothing it writes lands elsewhere.
     dir=$WORK/reference-seed$seed
-    rm -rf "$dir" && mkdir -p "$dir/ckpt"
-    log "reference, seed $seed"
-    t0=$(now)
-    rc=0
-    (cd "$dir" && timeout -k 30 "$TIMEOUT" mpirun -np "$NP" --bind-to none -x OMP_NUM_THREADS \
-        "$PY" "$adapted" --generations "$GENERATIONS" --num_islands 1 --migration_probability 0 \
-        --seed "$seed" --checkpoint "$dir/ckpt") > "$dir/stdout.log" 2>&1 || rc=$?
-    meta reference "$seed" "$dir" "$t0" "$(now)" "$rc"
-    if grep -q "Downloading" "$dir/stdout.log"; then die "the reference downloaded data (see $dir/stdout.log)"; fi
-    [ "$rc" = 0 ] || log "reference, seed $seed: exit status $rc$( ((rc == 124 || rc == 137)) && echo ' (TIMEOUT)'), see $dir/stdout.log"
+    if [ "${SKIP_REFERENCE:-0}" != 1 ]; then
+        rm -rf "$dir" && mkdir -p "$dir/ckpt"
+        log "reference, seed $seed"
+        t0=$(now)
+        rc=0
+        (cd "$dir" && timeout -k 30 "$TIMEOUT" mpirun -np "$NP" --bind-to none -x OMP_NUM_THREADS \
+            "$PY" "$adapted" --generations "$GENERATIONS" --num_islands 1 --migration_probability 0 \
+            --seed "$seed" --checkpoint "$dir/ckpt") > "$dir/stdout.log" 2>&1 || rc=$?
+        meta reference "$seed" "$dir" "$t0" "$(now)" "$rc"
+        if grep -q "Downloading" "$dir/stdout.log"; then die "the reference downloaded data (see $dir/stdout.log)"; fi
+        [ "$rc" = 0 ] || log "reference, seed $seed: exit status $rc$( ((rc == 124 || rc == 137)) && echo ' (TIMEOUT)'), see $dir/stdout.log"
+    fi
 
     # Ours, same ranks, subset, epochs, batch and generations: each variant in turn.
     IFS=';' read -r -a variants <<< "$OURS_VARIANTS"
