@@ -53,8 +53,8 @@ impl Backend {
         }
     }
 
-    /// The fastest backend this build has: libtorch when built in (about 4.5x flex's speed per
-    /// step on CPUs), flex otherwise.
+    /// The fastest backend this build has: libtorch when built in (1.5 to 3 times flex's speed per
+    /// step on CPUs, README "Benchmarks"), flex otherwise.
     pub fn fastest_built() -> Self {
         if Backend::Tch.is_built() { Backend::Tch } else { Backend::Flex }
     }
