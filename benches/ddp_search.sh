@@ -33,7 +33,9 @@
 #   OURS_ARGS [""]      more flags for ours (e.g. --reference-genetic for the reference's breeding)
 #   OURS_VARIANTS       several of ours per seed, each after the reference: "label=flags;label=flags"
 #                       [ours=$OURS_ARGS], e.g. "ours=;ours-linear=--lr-scale linear" (the
-#                       reference's linear learning-rate scale); one table row and summary each
+#                       reference's linear learning-rate scale); one table row and summary each;
+#                       a variant with its own --generations replaces GENERATIONS (e.g.
+#                       "ours-3x=--generations 42": three times the evaluations)
 #   SKIP_SETUP [0]      1: do not run benches/reference/setup_torch.sh (torch in .venv-ref)
 #   SKIP_REFERENCE [0]  1: run only ours (to screen settings on other seeds; no ratio then)
 #
@@ -251,9 +253,12 @@ for seed in $SEEDS; do
         log "$label ($flags), seed $seed"
         t0=$(now)
         rc=0
+        # A variant may set its own --generations (e.g. more evaluations in the reference's time).
+        generations=(--generations "$GENERATIONS")
+        [[ " $flags " == *" --generations "* ]] && generations=()
         # shellcheck disable=SC2086
         timeout -k 30 "$TIMEOUT" mpirun -np "$NP" --bind-to none -x OMP_NUM_THREADS \
-            "$BIN" --islands 1 --ranks-per-worker "$RANKS_PER_WORKER" --generations "$GENERATIONS" \
+            "$BIN" --islands 1 --ranks-per-worker "$RANKS_PER_WORKER" "${generations[@]}" \
             --data "$DATA" --train-images "$TRAIN_IMAGES" --valid-images "$VALID_IMAGES" \
             --epochs "$EPOCHS" --batch 8 --seed "$seed" --checkpoint "$dir/ckpt" --out "$dir" -q \
             $flags > "$dir/stdout.log" 2>&1 || rc=$?

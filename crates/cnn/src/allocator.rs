@@ -4,9 +4,8 @@
 //! and free it before the next step. With glibc's defaults, blocks above its adaptive mmap
 //! threshold are mapped fresh and unmapped on free, and freed memory at the top of the heap is
 //! handed back to the kernel, so every step faults in its working set again: on a 2-core machine
-//! a fifth of the reference CNN's step time went to page faults (perf), and the step (3
-//! convolutions, batch 8 and 64, one thread) took 1.3x to 1.6x its time with the settings below
-//! (`benches/cnn_step.sh`, README "Benchmarks"). Keeping freed memory for the next step is what
+//! a fifth of the reference CNN's step time went to page faults (perf), and the step took 1.1 to
+//! 1.7 times its time with the settings below (`benches/cnn_step.sh`, README "Benchmarks"). Keeping freed memory for the next step is what
 //! PyTorch's caching allocator does on GPUs and what tcmalloc or jemalloc give CPU users.
 
 use std::sync::OnceLock;
