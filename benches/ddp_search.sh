@@ -255,7 +255,7 @@ for seed in $SEEDS; do
         rc=0
         # A variant may set its own --generations (e.g. more evaluations in the reference's time).
         generations=(--generations "$GENERATIONS")
-        [[ " $flags " == *" --generations "* ]] && generations=()
+        [[ " $flags " =~ \ --generations[=\ ] ]] && generations=()
         # shellcheck disable=SC2086
         timeout -k 30 "$TIMEOUT" mpirun -np "$NP" --bind-to none -x OMP_NUM_THREADS \
             "$BIN" --islands 1 --ranks-per-worker "$RANKS_PER_WORKER" "${generations[@]}" \

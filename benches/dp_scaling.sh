@@ -21,10 +21,10 @@ for round in $(seq "$ROUNDS"); do
     for np in 1 2; do
         train "$np" | tee -a "$results"
     done
-    pair=$(mktemp)
-    train 1 > "$pair.a" & train 1 > "$pair.b"; wait
-    cat "$pair.a" "$pair.b" | sed "s/ranks 1 /ranks 1-pair-$round /" | tee -a "$results"
-    rm -f "$pair" "$pair.a" "$pair.b"
+    pair=$(mktemp -d)
+    train 1 > "$pair/a" & train 1 > "$pair/b"; wait
+    cat "$pair/a" "$pair/b" | sed "s/ranks 1 /ranks 1-pair-$round /" | tee -a "$results"
+    rm -rf "$pair"
 done
 python3 - "$results" <<'PY'
 import collections, statistics, sys
