@@ -189,22 +189,27 @@ fn pollination_replaces_one_individual_per_immigrant_and_ends_consistent() {
 
 /// Every propagator the CLI offers, and the default genetic one, runs under mpirun with the driver's
 /// guarantees (budget, unique identities, consistent islands) and finds sphere's minimum far better
-/// than random search would (its median best of 1,024 samples is about 1e-3); their search quality
+/// than random search would (its median best of 1,024 samples is about 2e-2); their search quality
 /// on harder functions is tested in `propulate-core` and `propulate-engine`. An unknown name is an
 /// error listing the valid ones.
 #[test]
 fn every_propagator_runs_under_mpirun_and_finds_spheres_minimum() {
     // The median over 3 seeds decides: one run of `nm` ended at 3e-3 once (10 runs of it here:
     // 3e-20 to 8e-5).
-    for name in ["pso", "pso-clamping", "pso-constriction", "pso-canonical", "cmaes", "cmaes-basic", "nm"] {
-        let (below, losses) = median_of_3_below(1e-4, |seed| {
+    // TPE models each parameter on its own and samples; it does not refine a minimum as the others
+    // do: its bar is "far better than random search" (measured 1.8e-5 to 1.1e-3, seeds 0-2).
+    let bars = [("pso", 1e-4), ("pso-clamping", 1e-4), ("pso-constriction", 1e-4), ("pso-canonical", 1e-4)]
+        .into_iter()
+        .chain([("cmaes", 1e-4), ("cmaes-basic", 1e-4), ("nm", 1e-4), ("tpe", 5e-3)]);
+    for (name, bar) in bars {
+        let (below, losses) = median_of_3_below(bar, |seed| {
             let dir = tmp();
             let args = ["--islands", "2", "--generations", "128", "--propagator", name, "--seed", seed];
             let (best, _) = propulate(Transport::Mpi, 8, &args, dir.path());
             check_run(&best, dir.path(), 8, 128);
             f64_of(&best, "loss")
         });
-        assert!(below, "{name}: median best loss on sphere after 8 x 128 evaluations not below 1e-4: {losses:?}");
+        assert!(below, "{name}: median best loss on sphere after 8 x 128 evaluations not below {bar}: {losses:?}");
     }
     // The default genetic settings (differential children, steps over 3 decades) refine sphere's
     // minimum below the reference's fixed step's (measured: 5e-15 to 3e-8 in release runs, seeds

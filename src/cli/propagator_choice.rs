@@ -5,20 +5,22 @@
 use clap::Args;
 
 use propulate::propagator::{
-    Cmaes, CmaesConfig, CovarianceUpdate, NelderMead, NelderMeadConfig, Propagator, Pso, PsoConfig, PsoVariant,
+    Cmaes, CmaesConfig, CovarianceUpdate, NelderMead, NelderMeadConfig, Propagator, Pso, PsoConfig, PsoVariant, Tpe,
+    TpeConfig,
 };
 use propulate::{Error, Result, SearchSpace};
 
 /// The propagators by name, for the flag's help and errors.
-pub(crate) const NAMES: [&str; 8] =
-    ["ga", "pso", "pso-clamping", "pso-constriction", "pso-canonical", "cmaes", "cmaes-basic", "nm"];
+pub(crate) const NAMES: [&str; 9] =
+    ["ga", "pso", "pso-clamping", "pso-constriction", "pso-canonical", "cmaes", "cmaes-basic", "nm", "tpe"];
 
 /// The propagator flags.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct PropagatorArgs {
     /// Breeding operator: ga (genetic and differential children; see --reference-genetic), pso (basic), pso-clamping,
     /// pso-constriction, pso-canonical, cmaes (active), cmaes-basic, nm (Nelder-Mead). pso, cmaes
-    /// and nm search int and float parameters only.
+    /// and nm search int and float parameters only; tpe (tree-structured Parzen estimator, Optuna's
+    /// default sampler) models each parameter from the island's evaluations.
     #[arg(long, default_value = "ga", help_heading = "Propagator")]
     pub propagator: String,
     /// PSO inertia weight w [default: 0.729].
@@ -35,6 +37,12 @@ pub(crate) struct PropagatorArgs {
     /// CMA-ES generation size lambda [default: 4 + floor(3 ln n) for n parameters].
     #[arg(long, help_heading = "Propagator")]
     pub cmaes_lambda: Option<usize>,
+    /// TPE: share of the island's evaluations that make its good density [default: 0.25].
+    #[arg(long, help_heading = "Propagator")]
+    pub tpe_gamma: Option<f64>,
+    /// TPE: random individuals until the island holds this many evaluated ones [default: 6].
+    #[arg(long, help_heading = "Propagator")]
+    pub tpe_startup: Option<usize>,
 }
 
 impl PropagatorArgs {
@@ -46,6 +54,8 @@ impl PropagatorArgs {
             ("pso_cognitive", self.pso_cognitive.map(serde_json::Value::from)),
             ("pso_social", self.pso_social.map(serde_json::Value::from)),
             ("cmaes_lambda", self.cmaes_lambda.map(serde_json::Value::from)),
+            ("tpe_gamma", self.tpe_gamma.map(serde_json::Value::from)),
+            ("tpe_startup", self.tpe_startup.map(serde_json::Value::from)),
         ];
         given.into_iter().filter_map(|(name, v)| v.map(|v| (name.to_string(), v))).collect()
     }
@@ -74,6 +84,15 @@ impl PropagatorArgs {
             "cmaes" => cmaes(CovarianceUpdate::Active)?,
             "cmaes-basic" => cmaes(CovarianceUpdate::Basic)?,
             "nm" => Box::new(NelderMead::new(space, NelderMeadConfig::default())?),
+            "tpe" => {
+                let defaults = TpeConfig::default();
+                let config = TpeConfig {
+                    gamma: self.tpe_gamma.unwrap_or(defaults.gamma),
+                    startup: self.tpe_startup.unwrap_or(defaults.startup),
+                    ..defaults
+                };
+                Box::new(Tpe::new(space, config)?)
+            }
             other => {
                 return Err(Error::InvalidConfig(format!("unknown propagator '{other}'; valid: {}", NAMES.join(", "))));
             }

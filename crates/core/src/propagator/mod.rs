@@ -12,6 +12,7 @@ mod nelder_mead;
 mod normalized;
 mod pso;
 mod selection;
+mod tpe;
 
 pub use cmaes::{Cmaes, CmaesConfig, CovarianceUpdate, default_population_size};
 pub use combinators::{Choice, Compose, Conditional, Stochastic};
@@ -23,6 +24,7 @@ pub use mutation::{IntervalMutationNormal, PointMutation, RandomPointMutation};
 pub use nelder_mead::{NelderMead, NelderMeadConfig};
 pub use pso::{Pso, PsoConfig, PsoVariant};
 pub use selection::{SelectMax, SelectMin, SelectUniform};
+pub use tpe::{Tpe, TpeConfig};
 
 pub use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
