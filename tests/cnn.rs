@@ -226,10 +226,15 @@ fn early_stopping_prunes_crawling_networks_on_every_rank_at_once() {
 
 #[test]
 fn bad_cnn_flags_are_clear_errors_before_any_training() {
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 11] = [
         (&["--batch", "0"], "--batch must be at least 1"),
         (&["--lr-scale", "cubic"], "invalid value 'cubic' for '--lr-scale <SCALE>'"),
         (&["--propagator", "pso"], "PSO cannot search categorical parameter 'activation'"),
+        // The CNN task breeds with gp by default: the genetic flags alone would change nothing.
+        (
+            &["--pop-size", "8", "--sigma-factor", "0.2"],
+            "--pop-size, --sigma-factor set the genetic propagator, but the propagator is gp: add --propagator ga",
+        ),
         (&["--backend", "cuda"], "unknown backend 'cuda'; valid: tch, flex"),
         (&["--device", "cuda"], "GPU"),
         (&["--device", "tpu"], "unknown device 'tpu'; valid: cpu, cuda, auto"),

@@ -14,6 +14,13 @@ use propulate::propagator::DefaultPropagatorConfig;
 use propulate::topology::Topology;
 use propulate::{Error, IslandSpec, Result, TopologySpec};
 
+/// The genetic propagator's probabilities and step width when not given (the reference's values),
+/// also what tells whether one of them was given.
+const CROSSOVER_PROB: f64 = 0.7;
+const MUTATION_PROB: f64 = 0.4;
+const RANDOM_INIT_PROB: f64 = 0.1;
+const SIGMA_FACTOR: f64 = 0.05;
+
 /// Asynchronous island-model evolutionary hyperparameter optimization, on MPI.
 ///
 /// Without --function it tunes the reference tutorial's CNN on Fashion-MNIST, every candidate
@@ -115,16 +122,16 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value = "fully-connected")]
     pub topology: String,
     /// Probability that a child is a crossover of two parents.
-    #[arg(long, default_value_t = 0.7)]
+    #[arg(long, default_value_t = CROSSOVER_PROB)]
     pub crossover_prob: f64,
     /// Probability that one parameter is re-sampled.
-    #[arg(long, default_value_t = 0.4)]
+    #[arg(long, default_value_t = MUTATION_PROB)]
     pub mutation_prob: f64,
     /// Probability that the child is replaced by a random point.
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = RANDOM_INIT_PROB)]
     pub random_init_prob: f64,
     /// Largest width of the Gaussian mutation as a fraction of each parameter's range.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = SIGMA_FACTOR)]
     pub sigma_factor: f64,
     /// Powers of ten below --sigma-factor that a Gaussian step may reach, drawn log-uniformly per
     /// child (default: 3; with --reference-genetic: 0, the reference's fixed step).
@@ -199,11 +206,43 @@ impl RunArgs {
     /// the default run stay as they were).
     fn checkpoint_facts(&self, task: &dyn Task) -> serde_json::Map<String, serde_json::Value> {
         let mut facts = task.checkpoint_facts();
-        if self.breeding.propagator != "ga" {
-            facts.insert("propagator".into(), self.breeding.propagator.clone().into());
+        let propagator = self.breeding.name(task.default_propagator());
+        if propagator != "ga" {
+            facts.insert("propagator".into(), propagator.into());
         }
         facts.extend(self.breeding.settings_given());
         facts
+    }
+
+    /// The genetic propagator's flags given with another propagator are an error, not ignored: the
+    /// CNN task breeds with gp unless told otherwise, and `--pop-size 16` there would change nothing.
+    /// (The float flags count as given when they differ from their defaults.)
+    fn check_genetic_flags(&self, propagator: &str) -> Result<()> {
+        if propagator == "ga" {
+            return Ok(());
+        }
+        let given: Vec<&str> = [
+            ("--pop-size", self.pop_size.is_some()),
+            ("--random-start", self.random_start.is_some()),
+            ("--reference-genetic", self.reference_genetic),
+            ("--crossover-prob", self.crossover_prob != CROSSOVER_PROB),
+            ("--mutation-prob", self.mutation_prob != MUTATION_PROB),
+            ("--random-init-prob", self.random_init_prob != RANDOM_INIT_PROB),
+            ("--sigma-factor", self.sigma_factor != SIGMA_FACTOR),
+            ("--step-decades", self.step_decades.is_some()),
+            ("--differential-prob", self.differential_prob.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, set)| set.then_some(flag))
+        .collect();
+        if given.is_empty() {
+            return Ok(());
+        }
+        Err(Error::InvalidConfig(format!(
+            "{} set the genetic propagator, but the propagator is {propagator}: add --propagator ga, \
+             or leave them out",
+            given.join(", ")
+        )))
     }
 
     /// The run configuration for a job of `world_size` ranks running `task` (its name and the
@@ -225,6 +264,7 @@ impl RunArgs {
                 TopologySpec::Matrix(Topology::parse_matrix(&text)?)
             }
         };
+        self.check_genetic_flags(self.breeding.name(task.default_propagator()))?;
         let ranks_per_worker = self.ranks_per_worker.unwrap_or_else(|| task.default_ranks_per_worker(world_size));
         let workers = (world_size / ranks_per_worker.max(1)).max(1);
         let defaults = if self.reference_genetic {

@@ -128,6 +128,13 @@ impl Task for CnnTask {
         4
     }
 
+    fn default_propagator(&self) -> &'static str {
+        // Trainings are expensive and few per worker: a model of all of them (GP-EI) finds the
+        // networks that learn where the genetic default wanders at chance (README, "Against the
+        // reference program").
+        "gp"
+    }
+
     fn default_ranks_per_worker(&self, world_size: usize) -> usize {
         if world_size.is_multiple_of(2) { 2 } else { 1 }
     }

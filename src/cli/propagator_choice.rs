@@ -5,24 +5,26 @@
 use clap::Args;
 
 use propulate::propagator::{
-    Cmaes, CmaesConfig, CovarianceUpdate, NelderMead, NelderMeadConfig, Propagator, Pso, PsoConfig, PsoVariant, Tpe,
-    TpeConfig,
+    Cmaes, CmaesConfig, CovarianceUpdate, Gp, GpConfig, NelderMead, NelderMeadConfig, Propagator, Pso, PsoConfig,
+    PsoVariant, Tpe, TpeConfig,
 };
 use propulate::{Error, Result, SearchSpace};
 
 /// The propagators by name, for the flag's help and errors.
-pub(crate) const NAMES: [&str; 9] =
-    ["ga", "pso", "pso-clamping", "pso-constriction", "pso-canonical", "cmaes", "cmaes-basic", "nm", "tpe"];
+pub(crate) const NAMES: [&str; 10] =
+    ["ga", "pso", "pso-clamping", "pso-constriction", "pso-canonical", "cmaes", "cmaes-basic", "nm", "tpe", "gp"];
 
 /// The propagator flags.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct PropagatorArgs {
-    /// Breeding operator: ga (genetic and differential children; see --reference-genetic), pso (basic), pso-clamping,
+    /// Breeding operator [default: gp for the CNN task, ga with --function]: ga (genetic and
+    /// differential children; see --reference-genetic), pso (basic), pso-clamping,
     /// pso-constriction, pso-canonical, cmaes (active), cmaes-basic, nm (Nelder-Mead). pso, cmaes
     /// and nm search int and float parameters only; tpe (tree-structured Parzen estimator, Optuna's
-    /// default sampler) models each parameter from the island's evaluations.
-    #[arg(long, default_value = "ga", help_heading = "Propagator")]
-    pub propagator: String,
+    /// default sampler) models each parameter from the island's evaluations; gp (Bayesian
+    /// optimization: a Gaussian process over all parameters, expected improvement) models them together.
+    #[arg(long, help_heading = "Propagator")]
+    pub propagator: Option<String>,
     /// PSO inertia weight w [default: 0.729].
     #[arg(long, help_heading = "Propagator")]
     pub pso_inertia: Option<f64>,
@@ -43,6 +45,13 @@ pub(crate) struct PropagatorArgs {
     /// TPE: random individuals until the island holds this many evaluated ones [default: 6].
     #[arg(long, help_heading = "Propagator")]
     pub tpe_startup: Option<usize>,
+    /// GP: random individuals until the island holds this many evaluated ones [default: 6].
+    #[arg(long, help_heading = "Propagator")]
+    pub gp_startup: Option<usize>,
+    /// GP: improvement over the best loss, in standard deviations of the losses, a candidate must
+    /// promise; larger explores more [default: 0.01].
+    #[arg(long, help_heading = "Propagator")]
+    pub gp_xi: Option<f64>,
 }
 
 impl PropagatorArgs {
@@ -56,12 +65,20 @@ impl PropagatorArgs {
             ("cmaes_lambda", self.cmaes_lambda.map(serde_json::Value::from)),
             ("tpe_gamma", self.tpe_gamma.map(serde_json::Value::from)),
             ("tpe_startup", self.tpe_startup.map(serde_json::Value::from)),
+            ("gp_startup", self.gp_startup.map(serde_json::Value::from)),
+            ("gp_xi", self.gp_xi.map(serde_json::Value::from)),
         ];
         given.into_iter().filter_map(|(name, v)| v.map(|v| (name.to_string(), v))).collect()
     }
 
-    /// The propagator the flags choose for `space`; `None` for the default genetic propagator.
-    pub fn build(&self, space: &SearchSpace) -> Result<Option<Box<dyn Propagator>>> {
+    /// The propagator's name: `--propagator`, else the task's default.
+    pub fn name<'a>(&'a self, task_default: &'a str) -> &'a str {
+        self.propagator.as_deref().unwrap_or(task_default)
+    }
+
+    /// The propagator named `name` (see [`PropagatorArgs::name`]) for `space`, with the flags'
+    /// settings; `None` for the default genetic propagator.
+    pub fn build(&self, name: &str, space: &SearchSpace) -> Result<Option<Box<dyn Propagator>>> {
         let pso = |variant: PsoVariant| -> Result<Box<dyn Propagator>> {
             // Clerc's constriction needs c1 + c2 > 4: its variants start from 2.05 each.
             let constricted = matches!(variant, PsoVariant::Constriction | PsoVariant::Canonical);
@@ -75,7 +92,7 @@ impl PropagatorArgs {
             let config = CmaesConfig { update, population_size: self.cmaes_lambda, ..CmaesConfig::default() };
             Ok(Box::new(Cmaes::new(space, config)?))
         };
-        let chosen = match self.propagator.as_str() {
+        let chosen = match name {
             "ga" => return Ok(None),
             "pso" => pso(PsoVariant::Basic)?,
             "pso-clamping" => pso(PsoVariant::VelocityClamping)?,
@@ -92,6 +109,18 @@ impl PropagatorArgs {
                     ..defaults
                 };
                 Box::new(Tpe::new(space, config)?)
+            }
+            "gp" => {
+                let defaults = GpConfig::default();
+                let startup = self.gp_startup.unwrap_or(defaults.startup);
+                // A start larger than the default cap raises the cap with it.
+                let config = GpConfig {
+                    startup,
+                    xi: self.gp_xi.unwrap_or(defaults.xi),
+                    max_points: defaults.max_points.max(startup),
+                    ..defaults
+                };
+                Box::new(Gp::new(space, config)?)
             }
             other => {
                 return Err(Error::InvalidConfig(format!("unknown propagator '{other}'; valid: {}", NAMES.join(", "))));

@@ -58,7 +58,7 @@ fn prepare(
     if let Some(stopper) = task.early_stopper() {
         optimizer = optimizer.early_stopping_boxed(stopper);
     }
-    if let Some(p) = args.breeding.build(task.space())? {
+    if let Some(p) = args.breeding.build(args.breeding.name(task.default_propagator()), task.space())? {
         optimizer = optimizer.propagator(p);
     }
     let mut optimizer = optimizer

@@ -24,6 +24,10 @@ pub(crate) trait Task {
     fn default_ranks_per_worker(&self, _world_size: usize) -> usize {
         1
     }
+    /// The propagator when `--propagator` is not given (a name `--propagator` takes).
+    fn default_propagator(&self) -> &'static str {
+        "ga"
+    }
     /// What stops hopeless evaluations early, if the task's flags asked for it.
     fn early_stopper(&self) -> Option<Box<dyn EarlyStopper>> {
         None

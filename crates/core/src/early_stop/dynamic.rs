@@ -10,11 +10,10 @@
 //! hyperparameters on every report; here they follow from the data: the losses' spread, the
 //! configurations' median distance).
 
-use super::gp::Gp;
-
 use super::{EarlyStopper, Never, StopRule, StopSettings, best_until, horizon};
 use crate::individual::Individual;
-use crate::space::{Domain, SearchSpace, Value};
+use crate::space::{SearchSpace, Value};
+use crate::surrogate::{LossModel, encode};
 
 /// The most completed evaluations (the island's best) the global process is fitted to.
 const MAX_GLOBAL_POINTS: usize = 200;
@@ -32,30 +31,6 @@ struct DynamicRule {
     best_loss: f64,
     horizon: u64,
     settings: StopSettings,
-}
-
-/// `values` as a point of the unit cube: floats and ints scaled by their bounds (log-scale floats
-/// in log space), each categorical as one coordinate per choice.
-pub(crate) fn encode(space: &SearchSpace, values: &[Value]) -> Vec<f64> {
-    let unit = |x: f64, lo: f64, hi: f64| {
-        let u = (x - lo) / (hi - lo);
-        if u.is_finite() { u.clamp(0.0, 1.0) } else { 0.5 }
-    };
-    let mut point = Vec::with_capacity(values.len());
-    for (p, v) in space.params().iter().zip(values) {
-        match (&p.domain, *v) {
-            (Domain::Float { lo, hi, log: true }, Value::Float(x)) => point.push(unit(x.ln(), lo.ln(), hi.ln())),
-            (Domain::Float { lo, hi, .. }, Value::Float(x)) => point.push(unit(x, *lo, *hi)),
-            (Domain::Int { lo, hi }, Value::Int(x)) => point.push(unit(x as f64, *lo as f64, *hi as f64)),
-            (Domain::Categorical { choices }, Value::Cat(c)) => {
-                point.extend((0..choices.len()).map(|i| if i == c as usize { 1.0 } else { 0.0 }))
-            }
-            // Values that do not match their domain are refused where they enter; a neutral
-            // coordinate keeps this total.
-            _ => point.push(0.5),
-        }
-    }
-    point
 }
 
 fn mean_and_variance(ys: &[f64]) -> (f64, f64) {
@@ -97,9 +72,9 @@ impl EarlyStopper for DynamicStopper {
         let variance = variance.max(1e-12);
         let length = median_distance(&xs);
         // Trainings are noisy: a tenth of the losses' spread is noise.
-        match Gp::fit(xs, &ys, mean, length, variance, 0.1 * variance) {
+        match LossModel::fixed(xs, ys, mean, length, variance, 0.1 * variance) {
             Some(global) => Box::new(DynamicRule {
-                prior: global.predict(&encode(space, candidate)),
+                prior: global.predict(&[encode(space, candidate)])[0],
                 best_loss: best.loss,
                 horizon,
                 settings: self.settings,

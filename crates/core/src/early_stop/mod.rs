@@ -37,7 +37,6 @@
 //! that reach 0 the median stopper is the one to use.
 
 mod dynamic;
-mod gp;
 mod halving;
 mod log_linear;
 mod median;

@@ -217,19 +217,6 @@ fn settings_and_names_are_checked() {
 }
 
 #[test]
-fn the_dynamic_encoding_puts_every_value_in_the_unit_cube() {
-    let space = SearchSpace::builder()
-        .log_float("lr", 1e-4, 1e-2)
-        .int("n", 2, 10)
-        .categorical("act", &["a", "b", "c"])
-        .build()
-        .unwrap();
-    let x = dynamic::encode(&space, &[Value::Float(1e-3), Value::Int(10), Value::Cat(2)]);
-    assert_eq!(x.len(), 5);
-    assert!((x[0] - 0.5).abs() < 1e-12 && x[1] == 1.0 && x[2..] == [0.0, 0.0, 1.0], "{x:?}");
-}
-
-#[test]
 fn the_dynamic_forecast_leans_on_similar_configurations() {
     // Configurations near x = 0 ended near 0.5, those near x = 1 near 2.0.
     let inds: Vec<Individual> = (0..6)

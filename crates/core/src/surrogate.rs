@@ -1,0 +1,149 @@
+//! Gaussian-process models of the loss over a search space, on the `friedrich` crate: the
+//! coordinates a configuration has in them, a process with fixed hyperparameters (the dynamic
+//! early stopper's prior, Matérn 3/2) and one whose hyperparameters are fitted by maximum marginal
+//! likelihood (the GP propagator's model, squared-exponential).
+
+use friedrich::gaussian_process::GaussianProcess;
+use friedrich::kernel::{Kernel, Matern1, SquaredExp};
+use friedrich::prior::ConstantPrior;
+
+use crate::space::{Domain, SearchSpace, Value};
+
+/// Added to a covariance's diagonal where its Cholesky factor would fail (duplicate points, a
+/// kernel too wide), so that any finite data give a model instead of the crate panicking.
+const CHOLESKY_EPSILON: f64 = 1e-9;
+
+/// `values` as a point of the unit cube: floats and ints scaled by their bounds (log-scale floats
+/// in log space), each categorical as one coordinate per choice.
+pub(crate) fn encode(space: &SearchSpace, values: &[Value]) -> Vec<f64> {
+    let unit = |x: f64, lo: f64, hi: f64| {
+        let u = (x - lo) / (hi - lo);
+        if u.is_finite() { u.clamp(0.0, 1.0) } else { 0.5 }
+    };
+    let mut point = Vec::with_capacity(values.len());
+    for (p, v) in space.params().iter().zip(values) {
+        match (&p.domain, *v) {
+            (Domain::Float { lo, hi, log: true }, Value::Float(x)) => point.push(unit(x.ln(), lo.ln(), hi.ln())),
+            (Domain::Float { lo, hi, .. }, Value::Float(x)) => point.push(unit(x, *lo, *hi)),
+            (Domain::Int { lo, hi }, Value::Int(x)) => point.push(unit(x as f64, *lo as f64, *hi as f64)),
+            (Domain::Categorical { choices }, Value::Cat(c)) => {
+                point.extend((0..choices.len()).map(|i| if i == c as usize { 1.0 } else { 0.0 }))
+            }
+            // Values that do not match their domain are refused where they enter; a neutral
+            // coordinate keeps this total.
+            _ => point.push(0.5),
+        }
+    }
+    point
+}
+
+/// A Gaussian process fitted to points in model coordinates and their losses.
+pub(crate) struct LossModel<K: Kernel> {
+    gp: GaussianProcess<K, ConstantPrior>,
+}
+
+/// Whether `xs` and `ys` can make a model: as many points as values, at least one, all finite.
+fn usable(xs: &[Vec<f64>], ys: &[f64]) -> bool {
+    !xs.is_empty() && xs.len() == ys.len() && ys.iter().chain(xs.iter().flatten()).all(|v| v.is_finite())
+}
+
+impl LossModel<Matern1> {
+    /// A process around the prior `mean` with the Matérn 3/2 kernel of `length` and `variance`,
+    /// and `noise` (a variance) on every point; `None` for unusable data or settings.
+    pub(crate) fn fixed(
+        xs: Vec<Vec<f64>>,
+        ys: Vec<f64>,
+        mean: f64,
+        length: f64,
+        variance: f64,
+        noise: f64,
+    ) -> Option<Self> {
+        if !(usable(&xs, &ys) && length > 0.0 && variance > 0.0 && noise >= 0.0) {
+            return None;
+        }
+        let gp = GaussianProcess::builder(xs, ys)
+            .set_prior(ConstantPrior::new(mean))
+            .set_kernel(Matern1::new(length, variance))
+            // The crate adds the square of its noise to the diagonal.
+            .set_noise(noise.sqrt())
+            .set_cholesky_epsilon(Some(CHOLESKY_EPSILON))
+            .train();
+        Some(LossModel { gp })
+    }
+}
+
+impl LossModel<SquaredExp> {
+    /// A process with the squared-exponential kernel whose length scale, amplitude and noise are
+    /// fitted to the data (the crate's heuristic start, then gradient ascent of the marginal
+    /// likelihood), around a zero mean: give it standardized losses. `None` for unusable data.
+    pub(crate) fn fitted(xs: Vec<Vec<f64>>, ys: Vec<f64>) -> Option<Self> {
+        if !usable(&xs, &ys) {
+            return None;
+        }
+        let gp = GaussianProcess::builder(xs, ys)
+            .set_kernel(SquaredExp::default())
+            .set_cholesky_epsilon(Some(CHOLESKY_EPSILON))
+            .fit_kernel()
+            .train();
+        Some(LossModel { gp })
+    }
+}
+
+impl<K: Kernel> LossModel<K> {
+    /// The predictive mean and variance (of the loss itself, without the noise) at each point.
+    pub(crate) fn predict(&self, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
+        let (mean, variance) = self.gp.predict_mean_variance(&xs.to_vec());
+        mean.into_iter().zip(variance.into_iter().map(|v| v.max(0.0))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_encoding_puts_every_value_in_the_unit_cube() {
+        let space = SearchSpace::builder()
+            .log_float("lr", 1e-4, 1e-2)
+            .int("n", 2, 10)
+            .categorical("act", &["a", "b", "c"])
+            .build()
+            .unwrap();
+        let x = encode(&space, &[Value::Float(1e-3), Value::Int(10), Value::Cat(2)]);
+        assert_eq!(x.len(), 5);
+        assert!((x[0] - 0.5).abs() < 1e-12 && x[1] == 1.0 && x[2..] == [0.0, 0.0, 1.0], "{x:?}");
+    }
+
+    #[test]
+    fn a_fixed_process_interpolates_its_data_and_returns_to_the_prior_far_away() {
+        let xs = vec![vec![0.0], vec![0.5], vec![1.0]];
+        let model = LossModel::fixed(xs, vec![1.0, 2.0, 0.5], 0.0, 0.3, 1.0, 1e-9).unwrap();
+        let at = model.predict(&[vec![0.0], vec![0.5], vec![1.0], vec![50.0]]);
+        for ((m, v), y) in at.iter().zip([1.0, 2.0, 0.5]) {
+            assert!((m - y).abs() < 1e-4 && *v < 1e-4, "{m} {v} for {y}");
+        }
+        let (m, v) = at[3];
+        assert!(m.abs() < 1e-9 && (v - 1.0).abs() < 1e-9, "far away: {m} {v}");
+    }
+
+    #[test]
+    fn a_fitted_process_follows_a_smooth_trend_and_is_unsure_away_from_its_data() {
+        // A line sampled on [0, 0.5]: the fit continues it a little and is surer inside the data.
+        let xs: Vec<Vec<f64>> = (0..8).map(|k| vec![k as f64 / 14.0]).collect();
+        let ys: Vec<f64> = xs.iter().map(|x| 1.0 - 2.0 * x[0]).collect();
+        let model = LossModel::fitted(xs, ys).unwrap();
+        let at = model.predict(&[vec![0.25], vec![0.6], vec![1.0]]);
+        assert!((at[0].0 - 0.5).abs() < 0.05, "inside: {:?}", at[0]);
+        assert!(at[1].0 < 0.1, "just past the data the trend goes on: {:?}", at[1]);
+        assert!(at[0].1 < at[2].1, "surer inside than far away: {at:?}");
+    }
+
+    #[test]
+    fn duplicate_points_and_bad_data() {
+        let xs = vec![vec![0.2, 0.3]; 4];
+        assert!(LossModel::fitted(xs.clone(), vec![1.0, 1.1, 0.9, 1.0]).is_some(), "duplicates are fine");
+        assert!(LossModel::fitted(xs.clone(), vec![1.0, f64::NAN, 0.9, 1.0]).is_none());
+        assert!(LossModel::fitted(Vec::new(), Vec::new()).is_none());
+        assert!(LossModel::fixed(xs, vec![1.0; 4], 0.0, 0.0, 1.0, 0.1).is_none(), "zero length scale");
+    }
+}
