@@ -30,7 +30,8 @@
 #                       downloaded from GitHub at that tag
 #   OURS_BIN            our binary; default: `cargo build --release --features cnn,tch` and
 #                       target/release/propulate-rs
-#   OURS_ARGS [""]      more flags for ours (e.g. --reference-genetic for the reference's breeding)
+#   OURS_ARGS [""]      more flags for ours (e.g. "--propagator ga --reference-genetic" for the
+#                       reference's breeding)
 #   OURS_VARIANTS       several of ours per seed, each after the reference: "label=flags;label=flags"
 #                       [ours=$OURS_ARGS], e.g. "ours=;ours-linear=--lr-scale linear" (the
 #                       reference's linear learning-rate scale); one table row and summary each;
