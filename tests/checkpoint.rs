@@ -489,6 +489,44 @@ fn owner_file_locks_guard_journals_where_flock_is_not_used() {
     assert_eq!(owners(&dir), 0);
 }
 
+/// A resume breeds with the propagator its checkpoint was bred with: without `--propagator` it
+/// takes the recorded one (also in `best.json`), another one is refused naming both, and a
+/// checkpoint that records none (written before every run recorded its propagator) was bred with
+/// `ga`, the only propagator that went unrecorded.
+#[test]
+fn a_resume_keeps_the_checkpoints_propagator_and_refuses_another() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ck");
+    let out = tmp.path().join("out");
+    let job = |extra: &[&str]| {
+        let mut base = vec!["--local-ranks", "1", "--function", "sphere"];
+        base.extend_from_slice(extra);
+        let mut cmd = Command::new(bin());
+        cmd.args(run_args(&dir, &base));
+        run_with_timeout(cmd, Duration::from_secs(60))
+    };
+    let first = job(&["--generations", "8", "--propagator", "tpe"]);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let resumed = job(&["--generations", "12", "--out", out.to_str().unwrap()]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("best.json")).unwrap()).unwrap();
+    assert_eq!(best["propagator"], "tpe", "{best}");
+    let other = job(&["--generations", "16", "--propagator", "ga"]);
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert_eq!(other.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--propagator ga: the checkpoint in") && stderr.contains("was bred with tpe"), "{stderr}");
+    // A manifest from before: no recorded propagator means ga.
+    let path = dir.join("manifest.json");
+    let mut manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["extra"].as_object_mut().unwrap().remove("propagator");
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let legacy = job(&["--generations", "16", "--propagator", "tpe"]);
+    let stderr = String::from_utf8_lossy(&legacy.stderr);
+    assert_eq!(legacy.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("was bred with ga; resume with --propagator ga"), "{stderr}");
+}
+
 /// The manifest records the breeding settings the flags chose, which a resume then keeps: the
 /// default's, or with `--reference-genetic` the reference's (one worker: a pool of 4 and steps
 /// over 3 decades against a pool of 2 and a fixed step).

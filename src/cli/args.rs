@@ -1,7 +1,7 @@
 //! The command line's flags: clap parses them, `to_config` turns them into a [`RunConfig`] that the
 //! library validates (in `RunConfig::validate` and the driver, the one place for it).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -9,7 +9,7 @@ use super::propagator_choice::PropagatorArgs;
 use super::task::Task;
 
 use propulate::config::{CheckpointSettings, RunConfig};
-use propulate::journal::FsyncPolicy;
+use propulate::journal::{FsyncPolicy, Manifest};
 use propulate::propagator::DefaultPropagatorConfig;
 use propulate::topology::Topology;
 use propulate::{Error, IslandSpec, Result, TopologySpec};
@@ -202,16 +202,32 @@ impl RunArgs {
     }
 
     /// What a resume must agree with besides the configuration: the task's facts, the propagator
-    /// when it is not the default and its settings given on the command line (so checkpoints of
-    /// the default run stay as they were).
-    fn checkpoint_facts(&self, task: &dyn Task) -> serde_json::Map<String, serde_json::Value> {
+    /// and its settings given on the command line.
+    fn checkpoint_facts(&self, task: &dyn Task, propagator: &str) -> serde_json::Map<String, serde_json::Value> {
         let mut facts = task.checkpoint_facts();
-        let propagator = self.breeding.name(task.default_propagator());
-        if propagator != "ga" {
-            facts.insert("propagator".into(), propagator.into());
-        }
+        facts.insert("propagator".into(), propagator.into());
         facts.extend(self.breeding.settings_given());
         facts
+    }
+
+    /// The propagator this run breeds with: `--propagator`; else, when it resumes, the one its
+    /// checkpoint was bred with (so that the same command line resumes a run as it was, even one
+    /// written when the task's default was another); else the task's default. A resume naming
+    /// another propagator than its checkpoint's is refused: a silent switch would breed the rest
+    /// of the run differently.
+    pub fn propagator_name(&self, task: &dyn Task) -> Result<String> {
+        let dir = self.checkpoint_dir(&task.name());
+        let recorded = dir.as_deref().and_then(recorded_propagator);
+        match (&self.breeding.propagator, recorded) {
+            (Some(given), Some(recorded)) if *given != recorded => Err(Error::InvalidConfig(format!(
+                "--propagator {given}: the checkpoint in {} was bred with {recorded}; resume with \
+                 --propagator {recorded} (or without --propagator), or start a new run with another --checkpoint",
+                dir.as_deref().unwrap_or(Path::new("")).display()
+            ))),
+            (Some(given), _) => Ok(given.clone()),
+            (None, Some(recorded)) => Ok(recorded),
+            (None, None) => Ok(task.default_propagator().to_string()),
+        }
     }
 
     /// The genetic propagator's flags given with another propagator are an error, not ignored: the
@@ -246,8 +262,9 @@ impl RunArgs {
     }
 
     /// The run configuration for a job of `world_size` ranks running `task` (its name and the
-    /// facts its checkpoint records).
-    pub fn to_config(&self, world_size: usize, task: &dyn Task) -> Result<RunConfig> {
+    /// facts its checkpoint records) and breeding with `propagator_name` (from
+    /// [`RunArgs::propagator_name`]).
+    pub fn to_config(&self, world_size: usize, task: &dyn Task, propagator_name: &str) -> Result<RunConfig> {
         let islands = match &self.island_sizes {
             Some(sizes) => IslandSpec::Sizes(sizes.clone()),
             None => IslandSpec::Count(self.islands),
@@ -264,7 +281,7 @@ impl RunArgs {
                 TopologySpec::Matrix(Topology::parse_matrix(&text)?)
             }
         };
-        self.check_genetic_flags(self.breeding.name(task.default_propagator()))?;
+        self.check_genetic_flags(propagator_name)?;
         let ranks_per_worker = self.ranks_per_worker.unwrap_or_else(|| task.default_ranks_per_worker(world_size));
         let workers = (world_size / ranks_per_worker.max(1)).max(1);
         let defaults = if self.reference_genetic {
@@ -297,7 +314,7 @@ impl RunArgs {
             checkpoint: self.checkpoint_dir(&task.name()).map(|dir| CheckpointSettings {
                 dir,
                 fsync: self.fsync,
-                extra: self.checkpoint_facts(task),
+                extra: self.checkpoint_facts(task, propagator_name),
                 reshape_from: self.reshape_from.clone(),
             }),
             ..RunConfig::default()
@@ -355,4 +372,13 @@ pub(crate) struct CnnArgs {
     /// the convolutions on the first and the classifier on the last.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "CNN task")]
     pub gpus_per_rank: u64,
+}
+
+/// The propagator a checkpoint in `dir` was bred with, if `dir` holds a readable one: the name its
+/// manifest records, or `ga` where it records none (until 2026-11-24 the CLI recorded only
+/// propagators other than `ga`, then every task's default). An unreadable manifest is left to the
+/// resume, which reports it.
+fn recorded_propagator(dir: &Path) -> Option<String> {
+    let manifest = Manifest::read(dir).ok()?;
+    Some(manifest.extra.get("propagator").and_then(|v| v.as_str()).unwrap_or("ga").to_string())
 }

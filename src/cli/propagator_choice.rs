@@ -71,13 +71,8 @@ impl PropagatorArgs {
         given.into_iter().filter_map(|(name, v)| v.map(|v| (name.to_string(), v))).collect()
     }
 
-    /// The propagator's name: `--propagator`, else the task's default.
-    pub fn name<'a>(&'a self, task_default: &'a str) -> &'a str {
-        self.propagator.as_deref().unwrap_or(task_default)
-    }
-
-    /// The propagator named `name` (see [`PropagatorArgs::name`]) for `space`, with the flags'
-    /// settings; `None` for the default genetic propagator.
+    /// The propagator named `name` (`RunArgs::propagator_name`: the flag, the checkpoint's or the
+    /// task's default) for `space`, with the flags' settings; `None` for the genetic propagator.
     pub fn build(&self, name: &str, space: &SearchSpace) -> Result<Option<Box<dyn Propagator>>> {
         let pso = |variant: PsoVariant| -> Result<Box<dyn Propagator>> {
             // Clerc's constriction needs c1 + c2 > 4: its variants start from 2.05 each.

@@ -44,7 +44,8 @@ fn prepare(
     world_rank: usize,
 ) -> propulate::Result<(Box<dyn Task>, RunConfig, Optimizer)> {
     let task = task(args, world_rank)?;
-    let cfg = args.to_config(world_size, task.as_ref())?;
+    let propagator = args.propagator_name(task.as_ref())?;
+    let cfg = args.to_config(world_size, task.as_ref(), &propagator)?;
     // Rank 0 writes the results: find out now, not after the run, that it cannot.
     if let (Some(dir), 0) = (&args.out, world_rank) {
         propulate::output::check_output_dir(dir).map_err(|e| {
@@ -58,7 +59,7 @@ fn prepare(
     if let Some(stopper) = task.early_stopper() {
         optimizer = optimizer.early_stopping_boxed(stopper);
     }
-    if let Some(p) = args.breeding.build(args.breeding.name(task.default_propagator()), task.space())? {
+    if let Some(p) = args.breeding.build(&propagator, task.space())? {
         optimizer = optimizer.propagator(p);
     }
     let mut optimizer = optimizer
@@ -143,6 +144,7 @@ fn finish(args: &RunArgs, task: &dyn Task, cfg: &RunConfig, ranks: usize, result
     say(&summary_table(task.space(), result));
     if let Some(dir) = &args.out {
         let mut extra = task.checkpoint_facts();
+        extra.insert("propagator".into(), json!(args.propagator_name(task)?));
         extra.insert("ranks".into(), json!(ranks));
         extra.insert("seed".into(), json!(cfg.seed));
         extra.insert("generations".into(), json!(cfg.generations));
