@@ -49,7 +49,8 @@ fn usable(xs: &[Vec<f64>], ys: &[f64]) -> bool {
 
 impl LossModel<Matern1> {
     /// A process around the prior `mean` with the Matérn 3/2 kernel of `length` and `variance`,
-    /// and `noise` (a variance) on every point; `None` for unusable data or settings.
+    /// and `noise` (a variance) on every point; `None` for unusable data or settings (a variance
+    /// that overflowed included: losses near `f64::MAX`).
     pub(crate) fn fixed(
         xs: Vec<Vec<f64>>,
         ys: Vec<f64>,
@@ -58,7 +59,8 @@ impl LossModel<Matern1> {
         variance: f64,
         noise: f64,
     ) -> Option<Self> {
-        if !(usable(&xs, &ys) && length > 0.0 && variance > 0.0 && noise >= 0.0) {
+        let finite = mean.is_finite() && length.is_finite() && variance.is_finite() && noise.is_finite();
+        if !(usable(&xs, &ys) && finite && length > 0.0 && variance > 0.0 && noise >= 0.0) {
             return None;
         }
         let gp = GaussianProcess::builder(xs, ys)
@@ -144,6 +146,7 @@ mod tests {
         assert!(LossModel::fitted(xs.clone(), vec![1.0, 1.1, 0.9, 1.0]).is_some(), "duplicates are fine");
         assert!(LossModel::fitted(xs.clone(), vec![1.0, f64::NAN, 0.9, 1.0]).is_none());
         assert!(LossModel::fitted(Vec::new(), Vec::new()).is_none());
-        assert!(LossModel::fixed(xs, vec![1.0; 4], 0.0, 0.0, 1.0, 0.1).is_none(), "zero length scale");
+        assert!(LossModel::fixed(xs.clone(), vec![1.0; 4], 0.0, 0.0, 1.0, 0.1).is_none(), "zero length scale");
+        assert!(LossModel::fixed(xs, vec![1.0; 4], 0.0, 0.3, f64::INFINITY, 0.1).is_none(), "overflowed variance");
     }
 }

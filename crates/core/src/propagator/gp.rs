@@ -313,6 +313,28 @@ mod tests {
     }
 
     #[test]
+    fn degenerate_losses_still_give_a_child_in_the_space() {
+        let s = space();
+        let gp = Gp::new(&s, GpConfig::default()).unwrap();
+        let mut rng = worker_rng(9, 0);
+        let same_point = s.sample(&mut rng);
+        let pools: [Vec<Individual>; 4] = [
+            // All equal: no spread to standardize by.
+            (0..10).map(|_| with_loss(s.sample(&mut rng), 1.0)).collect(),
+            // Near the largest float: the spread overflows.
+            (0..10).map(|k| with_loss(s.sample(&mut rng), f64::MAX / (k + 1) as f64)).collect(),
+            // One point evaluated over and over.
+            (0..10).map(|k| with_loss(same_point.clone(), k as f64)).collect(),
+            // Mostly failures, two finite.
+            (0..10).map(|k| with_loss(s.sample(&mut rng), if k < 8 { f64::INFINITY } else { k as f64 })).collect(),
+        ];
+        for pool in &pools {
+            let child = gp.propagate(pool, &s, &mut rng).unwrap().remove(0);
+            assert!(s.contains(&child.values), "{child:?}");
+        }
+    }
+
+    #[test]
     fn refuses_bad_settings_and_another_space() {
         let s = space();
         for config in [
