@@ -230,9 +230,10 @@ fn bad_cnn_flags_are_clear_errors_before_any_training() {
         (&["--batch", "0"], "--batch must be at least 1"),
         (&["--lr-scale", "cubic"], "invalid value 'cubic' for '--lr-scale <SCALE>'"),
         (&["--propagator", "pso"], "PSO cannot search categorical parameter 'activation'"),
-        // The CNN task breeds with gp by default: the genetic flags alone would change nothing.
+        // The CNN task breeds with gp by default: the genetic flags alone would change nothing
+        // (given at its default value, --sigma-factor counts as given too).
         (
-            &["--pop-size", "8", "--sigma-factor", "0.2"],
+            &["--pop-size", "8", "--sigma-factor", "0.05"],
             "--pop-size, --sigma-factor set the genetic propagator, but the propagator is gp: add --propagator ga",
         ),
         (&["--backend", "cuda"], "unknown backend 'cuda'; valid: tch, flex"),

@@ -14,8 +14,7 @@ use propulate::propagator::DefaultPropagatorConfig;
 use propulate::topology::Topology;
 use propulate::{Error, IslandSpec, Result, TopologySpec};
 
-/// The genetic propagator's probabilities and step width when not given (the reference's values),
-/// also what tells whether one of them was given.
+/// The genetic propagator's probabilities and step width when not given (the reference's values).
 const CROSSOVER_PROB: f64 = 0.7;
 const MUTATION_PROB: f64 = 0.4;
 const RANDOM_INIT_PROB: f64 = 0.1;
@@ -121,18 +120,18 @@ pub(crate) struct RunArgs {
     /// Migration topology: fully-connected, ring, or the path of a matrix file (one row per island).
     #[arg(long, default_value = "fully-connected")]
     pub topology: String,
-    /// Probability that a child is a crossover of two parents.
-    #[arg(long, default_value_t = CROSSOVER_PROB)]
-    pub crossover_prob: f64,
-    /// Probability that one parameter is re-sampled.
-    #[arg(long, default_value_t = MUTATION_PROB)]
-    pub mutation_prob: f64,
-    /// Probability that the child is replaced by a random point.
-    #[arg(long, default_value_t = RANDOM_INIT_PROB)]
-    pub random_init_prob: f64,
-    /// Largest width of the Gaussian mutation as a fraction of each parameter's range.
-    #[arg(long, default_value_t = SIGMA_FACTOR)]
-    pub sigma_factor: f64,
+    /// Probability that a child is a crossover of two parents [default: 0.7].
+    #[arg(long)]
+    pub crossover_prob: Option<f64>,
+    /// Probability that one parameter is re-sampled [default: 0.4].
+    #[arg(long)]
+    pub mutation_prob: Option<f64>,
+    /// Probability that the child is replaced by a random point [default: 0.1].
+    #[arg(long)]
+    pub random_init_prob: Option<f64>,
+    /// Largest width of the Gaussian mutation as a fraction of each parameter's range [default: 0.05].
+    #[arg(long)]
+    pub sigma_factor: Option<f64>,
     /// Powers of ten below --sigma-factor that a Gaussian step may reach, drawn log-uniformly per
     /// child (default: 3; with --reference-genetic: 0, the reference's fixed step).
     #[arg(long)]
@@ -232,7 +231,6 @@ impl RunArgs {
 
     /// The genetic propagator's flags given with another propagator are an error, not ignored: the
     /// CNN task breeds with gp unless told otherwise, and `--pop-size 16` there would change nothing.
-    /// (The float flags count as given when they differ from their defaults.)
     fn check_genetic_flags(&self, propagator: &str) -> Result<()> {
         if propagator == "ga" {
             return Ok(());
@@ -241,10 +239,10 @@ impl RunArgs {
             ("--pop-size", self.pop_size.is_some()),
             ("--random-start", self.random_start.is_some()),
             ("--reference-genetic", self.reference_genetic),
-            ("--crossover-prob", self.crossover_prob != CROSSOVER_PROB),
-            ("--mutation-prob", self.mutation_prob != MUTATION_PROB),
-            ("--random-init-prob", self.random_init_prob != RANDOM_INIT_PROB),
-            ("--sigma-factor", self.sigma_factor != SIGMA_FACTOR),
+            ("--crossover-prob", self.crossover_prob.is_some()),
+            ("--mutation-prob", self.mutation_prob.is_some()),
+            ("--random-init-prob", self.random_init_prob.is_some()),
+            ("--sigma-factor", self.sigma_factor.is_some()),
             ("--step-decades", self.step_decades.is_some()),
             ("--differential-prob", self.differential_prob.is_some()),
         ]
@@ -293,10 +291,10 @@ impl RunArgs {
         let propagator = DefaultPropagatorConfig {
             pop_size,
             random_start: self.random_start.or(defaults.random_start).map(|n| n.max(pop_size)),
-            crossover_prob: self.crossover_prob,
-            mutation_prob: self.mutation_prob,
-            random_init_prob: self.random_init_prob,
-            sigma_factor: self.sigma_factor,
+            crossover_prob: self.crossover_prob.unwrap_or(CROSSOVER_PROB),
+            mutation_prob: self.mutation_prob.unwrap_or(MUTATION_PROB),
+            random_init_prob: self.random_init_prob.unwrap_or(RANDOM_INIT_PROB),
+            sigma_factor: self.sigma_factor.unwrap_or(SIGMA_FACTOR),
             step_points: defaults.step_points,
             step_decades: self.step_decades.unwrap_or(defaults.step_decades),
             differential_prob: self.differential_prob.unwrap_or(defaults.differential_prob),

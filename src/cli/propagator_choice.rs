@@ -45,7 +45,8 @@ pub(crate) struct PropagatorArgs {
     /// TPE: random individuals until the island holds this many evaluated ones [default: 6].
     #[arg(long, help_heading = "Propagator")]
     pub tpe_startup: Option<usize>,
-    /// GP: random individuals until the island holds this many evaluated ones [default: 6].
+    /// GP: random individuals until the island holds this many evaluated ones (at least 2)
+    /// [default: 6].
     #[arg(long, help_heading = "Propagator")]
     pub gp_startup: Option<usize>,
     /// GP: improvement over the best loss, in standard deviations of the losses, a candidate must

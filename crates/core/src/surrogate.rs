@@ -9,8 +9,9 @@ use friedrich::prior::ConstantPrior;
 
 use crate::space::{Domain, SearchSpace, Value};
 
-/// Added to a covariance's diagonal where its Cholesky factor would fail (duplicate points, a
-/// kernel too wide), so that any finite data give a model instead of the crate panicking.
+/// Where a pivot of a covariance's Cholesky factor is zero, negative or NaN (duplicate points, a
+/// kernel too wide), nalgebra puts the square root of this in its place, so that any data give a
+/// model instead of the crate panicking.
 const CHOLESKY_EPSILON: f64 = 1e-9;
 
 /// `values` as a point of the unit cube: floats and ints scaled by their bounds (log-scale floats
@@ -29,8 +30,12 @@ pub(crate) fn encode(space: &SearchSpace, values: &[Value]) -> Vec<f64> {
             (Domain::Categorical { choices }, Value::Cat(c)) => {
                 point.extend((0..choices.len()).map(|i| if i == c as usize { 1.0 } else { 0.0 }))
             }
-            // Values that do not match their domain are refused where they enter; a neutral
-            // coordinate keeps this total.
+            // Values that do not match their domain are refused where they enter; neutral
+            // coordinates (as many as a matching value has) keep this total and every point of a
+            // space the same length, which the models need.
+            (Domain::Categorical { choices }, _) => {
+                point.extend(std::iter::repeat_n(1.0 / choices.len() as f64, choices.len()))
+            }
             _ => point.push(0.5),
         }
     }
@@ -77,7 +82,8 @@ impl LossModel<Matern1> {
 impl LossModel<SquaredExp> {
     /// A process with the squared-exponential kernel whose length scale, amplitude and noise are
     /// fitted to the data (the crate's heuristic start, then gradient ascent of the marginal
-    /// likelihood), around a zero mean: give it standardized losses. `None` for unusable data.
+    /// likelihood; the noise starts at a tenth of the losses' spread and scales with the
+    /// amplitude), around a zero mean: give it standardized losses. `None` for unusable data.
     pub(crate) fn fitted(xs: Vec<Vec<f64>>, ys: Vec<f64>) -> Option<Self> {
         if !usable(&xs, &ys) {
             return None;
@@ -114,6 +120,9 @@ mod tests {
         let x = encode(&space, &[Value::Float(1e-3), Value::Int(10), Value::Cat(2)]);
         assert_eq!(x.len(), 5);
         assert!((x[0] - 0.5).abs() < 1e-12 && x[1] == 1.0 && x[2..] == [0.0, 0.0, 1.0], "{x:?}");
+        // A mistyped value keeps the point's length.
+        let y = encode(&space, &[Value::Float(1e-3), Value::Int(10), Value::Float(1.0)]);
+        assert_eq!(y.len(), 5, "{y:?}");
     }
 
     #[test]
@@ -126,6 +135,11 @@ mod tests {
         }
         let (m, v) = at[3];
         assert!(m.abs() < 1e-9 && (v - 1.0).abs() < 1e-9, "far away: {m} {v}");
+        // `noise` is a variance: one point at 1 with prior 0, variance 1 and noise 0.25 has the
+        // posterior mean 1 / 1.25 = 0.8 there (0.94 if the noise were taken as a deviation).
+        let model = LossModel::fixed(vec![vec![0.0]], vec![1.0], 0.0, 0.3, 1.0, 0.25).unwrap();
+        let (m, _) = model.predict(&[vec![0.0]])[0];
+        assert!((m - 0.8).abs() < 1e-9, "{m}");
     }
 
     #[test]

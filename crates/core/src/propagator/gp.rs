@@ -1,7 +1,8 @@
 //! Bayesian optimization with a Gaussian process (GP-EI; Jones et al. 1998, Snoek et al. 2012),
 //! the model of scikit-optimize's `gp_minimize` and Optuna's GP sampler, as a propagator: a
-//! Gaussian process (the `friedrich` crate: squared-exponential kernel, its length scale,
-//! amplitude and noise fitted by maximum marginal likelihood) is fitted to the island's evaluated
+//! Gaussian process (the `friedrich` crate: squared-exponential kernel, its length scale and
+//! amplitude fitted by maximum marginal likelihood, the noise starting at a tenth of the losses'
+//! spread and scaled with the amplitude) is fitted to the island's evaluated
 //! individuals, and the child is the candidate with the highest expected improvement over the best
 //! loss. Unlike TPE, which models each parameter alone, the process sees the parameters together:
 //! a learning rate that is good only with a slow decay is found as such, and a loss that keeps
@@ -206,8 +207,13 @@ impl Propagator for Gp {
             })
             .collect();
         let coded: Vec<Vec<f64>> = candidates.iter().map(|c| encode(space, c)).collect();
-        let scores: Vec<f64> =
-            model.predict(&coded).into_iter().map(|(m, v)| expected_improvement(m, v, best, self.config.xi)).collect();
+        // A NaN score (a model broken by extreme data) ranks below every real one.
+        let scores: Vec<f64> = model
+            .predict(&coded)
+            .into_iter()
+            .map(|(m, v)| expected_improvement(m, v, best, self.config.xi))
+            .map(|e| if e.is_nan() { f64::NEG_INFINITY } else { e })
+            .collect();
         // The first of the best scores: a model that predicts nothing (NaN) falls back to the
         // first candidate, a uniform draw.
         let pick = (0..candidates.len()).fold(0, |b, k| if scores[k] > scores[b] { k } else { b });
@@ -251,9 +257,18 @@ mod tests {
         let s = space();
         let gp = Gp::new(&s, GpConfig::default()).unwrap();
         let mut rng = worker_rng(3, 0);
-        // Five finite losses and a failure: below the start of 6, so uniform draws.
-        let mut pool: Vec<Individual> = (0..5).map(|_| with_loss(s.sample(&mut rng), 1.0)).collect();
+        let evaluated = |rng: &mut PropRng| {
+            let v = s.sample(rng);
+            let l = loss(&v);
+            with_loss(v, l)
+        };
+        // Five finite losses and a failure: below the start of 6, so no model and uniform draws.
+        let mut pool: Vec<Individual> = (0..5).map(|_| evaluated(&mut rng)).collect();
         pool.push(with_loss(s.sample(&mut rng), f64::INFINITY));
+        assert!(gp.training_set(&pool).is_none());
+        let mut six = pool.clone();
+        six.push(evaluated(&mut rng));
+        assert_eq!(gp.training_set(&six).map(|t| t.len()), Some(7), "six finite and the failure");
         let lrs: Vec<f64> =
             (0..200).map(|_| gp.propagate(&pool, &s, &mut rng).unwrap()[0].values[0].as_f64()).collect();
         let high = lrs.iter().filter(|&&lr| lr > 1e-3).count();
@@ -299,9 +314,21 @@ mod tests {
             })
             .collect();
         pool.push(with_loss(s.sample(&mut rng), f64::INFINITY));
+        // Each breeds after the one before: the latest are the last ones pushed.
+        for (k, i) in pool.iter_mut().enumerate() {
+            i.id.generation = k as u64;
+        }
         let told = gp.training_set(&pool).unwrap();
         assert_eq!(told.len(), 20);
         assert!(told.iter().all(|(_, l)| l.is_finite()));
+        // The failure, bred last, is among the latest and counts as the worst finite loss.
+        let worst = pool.iter().map(|i| i.loss).filter(|l| l.is_finite()).fold(f64::MIN, f64::max);
+        let failed = &pool.last().unwrap().values;
+        assert_eq!(told.iter().find(|(v, _)| v == failed).map(|(_, l)| *l), Some(worst));
+        // The latest 10 (the failure and the 9 bred before it) are in, whatever their losses.
+        for i in &pool[31..] {
+            assert!(told.iter().any(|(v, _)| *v == i.values), "a latest individual is missing");
+        }
         // The best 10 of the pool are all in it.
         let mut losses: Vec<f64> = pool.iter().map(|i| i.loss).collect();
         losses.sort_by(f64::total_cmp);

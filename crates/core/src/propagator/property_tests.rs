@@ -58,6 +58,17 @@ proptest! {
                 }
             }
         }
+        // The model-based propagators, built for the space (categoricals and all): from a pool
+        // of two or more they model it, and their children lie in it too.
+        let gp = Gp::new(&space, GpConfig { startup: 2, candidates: 64, ..GpConfig::default() }).unwrap();
+        let tpe = Tpe::new(&space, TpeConfig { startup: 2, ..TpeConfig::default() }).unwrap();
+        for op in [&gp as &dyn Propagator, &tpe] {
+            for _ in 0..3 {
+                let c = op.propagate(&pool, &space, &mut rng).unwrap();
+                prop_assert_eq!(c.len(), 1);
+                prop_assert!(space.contains(&c[0].values), "{} broke bounds", op.name());
+            }
+        }
         let configs = [
             DefaultPropagatorConfig { pop_size: n.clamp(3, 4), ..DefaultPropagatorConfig::multimodal(2) },
             DefaultPropagatorConfig { pop_size: n.clamp(2, 4), ..DefaultPropagatorConfig::reference(2) },
