@@ -226,7 +226,7 @@ fn early_stopping_prunes_crawling_networks_on_every_rank_at_once() {
 
 #[test]
 fn bad_cnn_flags_are_clear_errors_before_any_training() {
-    let cases: [(&[&str], &str); 11] = [
+    let cases: [(&[&str], &str); 12] = [
         (&["--batch", "0"], "--batch must be at least 1"),
         (&["--lr-scale", "cubic"], "invalid value 'cubic' for '--lr-scale <SCALE>'"),
         (&["--propagator", "pso"], "PSO cannot search categorical parameter 'activation'"),
@@ -235,6 +235,10 @@ fn bad_cnn_flags_are_clear_errors_before_any_training() {
         (
             &["--pop-size", "8", "--sigma-factor", "0.05"],
             "--pop-size, --sigma-factor set the genetic propagator, but the propagator is gp: add --propagator ga",
+        ),
+        (
+            &["--tpe-gamma", "0.3"],
+            "--tpe-gamma sets the tpe propagator, but the propagator is gp: add --propagator tpe",
         ),
         (&["--backend", "cuda"], "unknown backend 'cuda'; valid: tch, flex"),
         (&["--device", "cuda"], "GPU"),

@@ -72,9 +72,32 @@ impl PropagatorArgs {
         given.into_iter().filter_map(|(name, v)| v.map(|v| (name.to_string(), v))).collect()
     }
 
+    /// Another propagator's flags are an error, not ignored (as the genetic ones are, in
+    /// `RunArgs`): `--tpe-gamma` with `--propagator gp` would change nothing.
+    fn check_flags_belong_to(&self, name: &str) -> Result<()> {
+        // Each flag, whether it was given, and the names of the propagators it sets start with.
+        let owned = [
+            ("--pso-inertia", self.pso_inertia.is_some(), "pso"),
+            ("--pso-cognitive", self.pso_cognitive.is_some(), "pso"),
+            ("--pso-social", self.pso_social.is_some(), "pso"),
+            ("--cmaes-lambda", self.cmaes_lambda.is_some(), "cmaes"),
+            ("--tpe-gamma", self.tpe_gamma.is_some(), "tpe"),
+            ("--tpe-startup", self.tpe_startup.is_some(), "tpe"),
+            ("--gp-startup", self.gp_startup.is_some(), "gp"),
+            ("--gp-xi", self.gp_xi.is_some(), "gp"),
+        ];
+        match owned.iter().find(|(_, given, owner)| *given && !name.starts_with(owner)) {
+            Some((flag, _, owner)) => Err(Error::InvalidConfig(format!(
+                "{flag} sets the {owner} propagator, but the propagator is {name}: add --propagator {owner}, or leave it out"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The propagator named `name` (`RunArgs::propagator_name`: the flag, the checkpoint's or the
     /// task's default) for `space`, with the flags' settings; `None` for the genetic propagator.
     pub fn build(&self, name: &str, space: &SearchSpace) -> Result<Option<Box<dyn Propagator>>> {
+        self.check_flags_belong_to(name)?;
         let pso = |variant: PsoVariant| -> Result<Box<dyn Propagator>> {
             // Clerc's constriction needs c1 + c2 > 4: its variants start from 2.05 each.
             let constricted = matches!(variant, PsoVariant::Constriction | PsoVariant::Canonical);
