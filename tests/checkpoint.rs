@@ -490,7 +490,7 @@ fn owner_file_locks_guard_journals_where_flock_is_not_used() {
 }
 
 /// A resume breeds with the propagator its checkpoint was bred with: without `--propagator` it
-/// takes the recorded one (also in `best.json`), another one is refused naming both, and a
+/// takes the recorded one (also in `best.json`; a reshaped run too), another one is refused naming both, and a
 /// checkpoint that records none (written before every run recorded its propagator) was bred with
 /// `ga`, the only propagator that went unrecorded.
 #[test]
@@ -511,6 +511,18 @@ fn a_resume_keeps_the_checkpoints_propagator_and_refuses_another() {
     assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
     let best: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("best.json")).unwrap()).unwrap();
+    assert_eq!(best["propagator"], "tpe", "{best}");
+    // A run reshaped from it (here onto 2 workers) breeds with its propagator too.
+    let (reshaped_dir, reshaped_out) = (tmp.path().join("reshaped"), tmp.path().join("reshaped-out"));
+    let mut cmd = Command::new(bin());
+    let (from, out) = (dir.to_str().unwrap(), reshaped_out.to_str().unwrap());
+    let base =
+        ["--local-ranks", "2", "--function", "sphere", "--generations", "4", "--reshape-from", from, "--out", out];
+    cmd.args(run_args(&reshaped_dir, &base));
+    let reshaped = run_with_timeout(cmd, Duration::from_secs(60));
+    assert!(reshaped.status.success(), "{}", String::from_utf8_lossy(&reshaped.stderr));
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reshaped_out.join("best.json")).unwrap()).unwrap();
     assert_eq!(best["propagator"], "tpe", "{best}");
     let other = job(&["--generations", "16", "--propagator", "ga"]);
     let stderr = String::from_utf8_lossy(&other.stderr);

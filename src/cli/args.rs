@@ -211,9 +211,10 @@ impl RunArgs {
 
     /// The propagator this run breeds with: `--propagator`; else, when it resumes, the one its
     /// checkpoint was bred with (so that the same command line resumes a run as it was, even one
-    /// written when the task's default was another); else the task's default. A resume naming
-    /// another propagator than its checkpoint's is refused: a silent switch would breed the rest
-    /// of the run differently.
+    /// written when the task's default was another); else, when it reshapes a run
+    /// (`--reshape-from`), that run's; else the task's default. A resume naming another
+    /// propagator than its checkpoint's is refused: a silent switch would breed the rest of the
+    /// run differently.
     pub fn propagator_name(&self, task: &dyn Task) -> Result<String> {
         let dir = self.checkpoint_dir(&task.name());
         let recorded = dir.as_deref().and_then(recorded_propagator);
@@ -225,7 +226,11 @@ impl RunArgs {
             ))),
             (Some(given), _) => Ok(given.clone()),
             (None, Some(recorded)) => Ok(recorded),
-            (None, None) => Ok(task.default_propagator().to_string()),
+            (None, None) => Ok(self
+                .reshape_from
+                .as_deref()
+                .and_then(recorded_propagator)
+                .unwrap_or_else(|| task.default_propagator().to_string())),
         }
     }
 
