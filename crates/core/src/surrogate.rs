@@ -42,6 +42,14 @@ pub(crate) fn encode(space: &SearchSpace, values: &[Value]) -> Vec<f64> {
     point
 }
 
+/// The mean and the (population) variance of `ys`, what a model's prior and standardization
+/// start from; NaN for none.
+pub(crate) fn mean_and_variance(ys: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+    let n = ys.clone().count() as f64;
+    let mean = ys.clone().sum::<f64>() / n;
+    (mean, ys.map(|y| (y - mean).powi(2)).sum::<f64>() / n)
+}
+
 /// A Gaussian process fitted to points in model coordinates and their losses.
 pub(crate) struct LossModel<K: Kernel> {
     gp: GaussianProcess<K, ConstantPrior>,

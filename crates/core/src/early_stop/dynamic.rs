@@ -13,7 +13,7 @@
 use super::{EarlyStopper, Never, StopRule, StopSettings, best_until, horizon};
 use crate::individual::Individual;
 use crate::space::{SearchSpace, Value};
-use crate::surrogate::{LossModel, encode};
+use crate::surrogate::{LossModel, encode, mean_and_variance};
 
 /// The most completed evaluations (the island's best) the global process is fitted to.
 const MAX_GLOBAL_POINTS: usize = 200;
@@ -31,12 +31,6 @@ struct DynamicRule {
     best_loss: f64,
     horizon: u64,
     settings: StopSettings,
-}
-
-fn mean_and_variance(ys: &[f64]) -> (f64, f64) {
-    let n = ys.len() as f64;
-    let mean = ys.iter().sum::<f64>() / n;
-    (mean, ys.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / n)
 }
 
 /// The median distance between two of `xs` (a length scale that fits the data's spread).
@@ -68,7 +62,7 @@ impl EarlyStopper for DynamicStopper {
         let completed = &completed[..completed.len().min(MAX_GLOBAL_POINTS)];
         let xs: Vec<Vec<f64>> = completed.iter().map(|i| encode(space, &i.values)).collect();
         let ys: Vec<f64> = completed.iter().map(|i| i.loss).collect();
-        let (mean, variance) = mean_and_variance(&ys);
+        let (mean, variance) = mean_and_variance(ys.iter().copied());
         let variance = variance.max(1e-12);
         let length = median_distance(&xs);
         // Trainings are noisy: a tenth of the losses' spread is noise.

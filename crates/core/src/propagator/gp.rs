@@ -24,13 +24,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::normalized::{UnitBox, check_same_space, in_breeding_order, reflect_into_unit};
+use super::normalized::{ParamAxis, check_same_space, in_breeding_order, param_axes, reflect_into_unit};
 use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
 use crate::rng::PropRng;
-use crate::space::{Domain, SearchSpace, Value, standard_normal};
-use crate::surrogate::{LossModel, encode};
+use crate::space::{SearchSpace, Value, standard_normal};
+use crate::surrogate::{LossModel, encode, mean_and_variance};
 use rand::RngExt;
 
 /// The knobs of [`Gp`].
@@ -54,15 +54,6 @@ impl Default for GpConfig {
     }
 }
 
-/// How one parameter is coded.
-#[derive(Debug, Clone)]
-enum Axis {
-    /// A float or int parameter, one coordinate on its unit interval.
-    Unit(UnitBox),
-    /// A categorical parameter with this many choices, one-hot.
-    Choices(usize),
-}
-
 /// Best individuals around which local candidates are drawn.
 const LOCAL_CENTRES: usize = 5;
 /// Widest local step, as a fraction of a unit interval; each candidate takes this, 0.3, 0.1 or 0.01
@@ -72,7 +63,7 @@ const LOCAL_SIGMA: f64 = 0.15;
 #[derive(Debug, Clone)]
 pub struct Gp {
     space: SearchSpace,
-    axes: Vec<Axis>,
+    axes: Vec<ParamAxis>,
     config: GpConfig,
 }
 
@@ -95,14 +86,7 @@ impl Gp {
                 config.max_points, config.startup
             )));
         }
-        let axes = space
-            .params()
-            .iter()
-            .map(|p| match &p.domain {
-                Domain::Categorical { choices } => Ok(Axis::Choices(choices.len())),
-                _ => Ok(Axis::Unit(UnitBox::new(&SearchSpace::new(vec![p.clone()])?, "GP")?)),
-            })
-            .collect::<Result<_>>()?;
+        let axes = param_axes(space, "GP")?;
         Ok(Gp { space: space.clone(), axes, config })
     }
 
@@ -115,12 +99,12 @@ impl Gp {
             .iter()
             .zip(centre)
             .map(|(axis, v)| match axis {
-                Axis::Unit(unit) => {
+                ParamAxis::Unit(unit) => {
                     let u = unit.to_unit(&[*v])[0] + sigma * standard_normal(rng);
                     unit.point_at(&[reflect_into_unit(u)])[0]
                 }
-                Axis::Choices(n) if rng.random::<f64>() < redraw => Value::Cat(rng.random_range(0..*n as u32)),
-                Axis::Choices(_) => *v,
+                ParamAxis::Choices(n) if rng.random::<f64>() < redraw => Value::Cat(rng.random_range(0..*n as u32)),
+                ParamAxis::Choices(_) => *v,
             })
             .collect()
     }
@@ -175,13 +159,13 @@ impl Propagator for Gp {
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         check_same_space(&self.space, space, "GP")?;
-        let Some(told) = self.training_set(pool) else {
+        let Some(mut told) = self.training_set(pool) else {
             return Ok(vec![Individual::new(space.sample(rng))]);
         };
-        let n = told.len() as f64;
-        let mean = told.iter().map(|(_, l)| l).sum::<f64>() / n;
-        let sd = (told.iter().map(|(_, l)| (l - mean).powi(2)).sum::<f64>() / n).sqrt();
-        let sd = if sd > 0.0 { sd } else { 1.0 };
+        // Best first: the local candidates are drawn around the head.
+        told.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let (mean, variance) = mean_and_variance(told.iter().map(|(_, l)| *l));
+        let sd = if variance > 0.0 { variance.sqrt() } else { 1.0 };
         let inputs: Vec<Vec<f64>> = told.iter().map(|(v, _)| encode(space, v)).collect();
         let outputs: Vec<f64> = told.iter().map(|(_, l)| (l - mean) / sd).collect();
         let best = outputs.iter().copied().fold(f64::INFINITY, f64::min);
@@ -190,19 +174,13 @@ impl Propagator for Gp {
             return Ok(vec![Individual::new(space.sample(rng))]);
         };
 
-        let mut centres: Vec<Vec<Value>> = told.iter().map(|(v, _)| v.clone()).collect();
-        let order = {
-            let mut idx: Vec<usize> = (0..told.len()).collect();
-            idx.sort_by(|&a, &b| told[a].1.total_cmp(&told[b].1));
-            idx
-        };
-        centres = order.iter().take(LOCAL_CENTRES).map(|&k| std::mem::take(&mut centres[k])).collect();
+        let centres = &told[..told.len().min(LOCAL_CENTRES)];
         let candidates: Vec<Vec<Value>> = (0..self.config.candidates)
             .map(|k| {
                 if k % 2 == 0 {
                     space.sample(rng)
                 } else {
-                    self.near(&centres[rng.random_range(0..centres.len())], rng)
+                    self.near(&centres[rng.random_range(0..centres.len())].0, rng)
                 }
             })
             .collect();

@@ -102,6 +102,26 @@ impl UnitBox {
     }
 }
 
+/// How a model that takes parameters one at a time (TPE, GP) sees one parameter: a number on its
+/// unit interval, or a categorical's number of choices.
+#[derive(Debug, Clone)]
+pub(crate) enum ParamAxis {
+    Unit(UnitBox),
+    Choices(usize),
+}
+
+/// The axes of every parameter of `space`, in order (`propagator` names the caller in errors).
+pub(crate) fn param_axes(space: &SearchSpace, propagator: &str) -> Result<Vec<ParamAxis>> {
+    space
+        .params()
+        .iter()
+        .map(|p| match &p.domain {
+            Domain::Categorical { choices } => Ok(ParamAxis::Choices(choices.len())),
+            _ => Ok(ParamAxis::Unit(UnitBox::new(&SearchSpace::new(vec![p.clone()])?, propagator)?)),
+        })
+        .collect()
+}
+
 /// `hi - lo` without overflow, for int ranges as wide as the whole of `i64`.
 fn int_span(lo: i64, hi: i64) -> i128 {
     i128::from(hi) - i128::from(lo)

@@ -14,12 +14,12 @@
 use serde::{Deserialize, Serialize};
 use tpe::{TpeOptimizer, TpeOptimizerBuilder};
 
-use super::normalized::{UnitBox, check_same_space};
+use super::normalized::{ParamAxis, check_same_space, param_axes};
 use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
 use crate::rng::PropRng;
-use crate::space::{Domain, SearchSpace, Value};
+use crate::space::{SearchSpace, Value};
 
 /// The knobs of [`Tpe`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,20 +42,12 @@ impl Default for TpeConfig {
     }
 }
 
-/// How one parameter is modelled.
-#[derive(Debug, Clone)]
-enum Axis {
-    /// A float or int parameter, on its unit interval (log floats in `ln`, ints in equal bins).
-    Unit(UnitBox),
-    /// A categorical parameter with this many choices.
-    Choices(usize),
-}
-
 /// Independent TPE over a search space.
 #[derive(Debug, Clone)]
 pub struct Tpe {
     space: SearchSpace,
-    axes: Vec<Axis>,
+    /// Each parameter on its unit interval (log floats in `ln`, ints in equal bins) or as its choices.
+    axes: Vec<ParamAxis>,
     config: TpeConfig,
 }
 
@@ -72,19 +64,12 @@ impl Tpe {
         if config.candidates == 0 {
             return Err(Error::InvalidPropagator("TPE needs at least one candidate per parameter".into()));
         }
-        let axes = space
-            .params()
-            .iter()
-            .map(|p| match &p.domain {
-                Domain::Categorical { choices } => Ok(Axis::Choices(choices.len())),
-                _ => Ok(Axis::Unit(UnitBox::new(&SearchSpace::new(vec![p.clone()])?, "TPE")?)),
-            })
-            .collect::<Result<_>>()?;
+        let axes = param_axes(space, "TPE")?;
         Ok(Tpe { space: space.clone(), axes, config })
     }
 
     /// The value of parameter `axis` for a child, from the evaluated `(value, loss)` pairs.
-    fn draw(&self, axis: &Axis, told: &[(Value, f64)], rng: &mut PropRng) -> Result<Value> {
+    fn draw(&self, axis: &ParamAxis, told: &[(Value, f64)], rng: &mut PropRng) -> Result<Value> {
         let builder = {
             let mut b = TpeOptimizerBuilder::new();
             b.gamma(self.config.gamma).candidates(self.config.candidates);
@@ -92,7 +77,7 @@ impl Tpe {
         };
         let failed = |e: &dyn std::fmt::Display| Error::InvalidPropagator(format!("TPE: {e}"));
         match axis {
-            Axis::Choices(n) => {
+            ParamAxis::Choices(n) => {
                 let range = tpe::categorical_range(*n).map_err(|e| failed(&e))?;
                 let mut optim: TpeOptimizer =
                     builder.build(tpe::histogram_estimator(), range).map_err(|e| failed(&e))?;
@@ -102,7 +87,7 @@ impl Tpe {
                 let choice = optim.ask(rng).map_err(|e| failed(&e))?;
                 Ok(Value::Cat((choice as usize).min(n - 1) as u32))
             }
-            Axis::Unit(unit) => {
+            ParamAxis::Unit(unit) => {
                 let range = tpe::range(0.0, 1.0).map_err(|e| failed(&e))?;
                 let mut optim: TpeOptimizer = builder.build(tpe::parzen_estimator(), range).map_err(|e| failed(&e))?;
                 for &(v, loss) in told {
