@@ -37,13 +37,15 @@
 //! genetic defaults as the base; a label starting `reference-emulated` also sets every mutated
 //! learning rate to 0.01, as the reference's reversed bounds do), tpe (1: the TPE propagator),
 //! tpe-start, tpe-gamma, tpe-cand (its settings), hybrid (with tpe: the share of TPE children, the
-//! rest genetic). Without variants: the defaults.
+//! rest genetic), gp (1: the GP propagator), gp-start, gp-xi, gp-axes (1: a length scale per
+//! coordinate), gp-bounds (the share of local steps stopping at a bound). Without variants: the
+//! defaults.
 
 use std::time::Duration;
 
 use propulate::cnn::{LrScale, search_space_with};
 use propulate::propagator::{
-    Arity, Breeder, Choice, DefaultPropagatorConfig, Pool, Propagator, Tpe, TpeConfig, default_propagator,
+    Arity, Breeder, Choice, DefaultPropagatorConfig, Gp, GpConfig, Pool, Propagator, Tpe, TpeConfig, default_propagator,
 };
 use propulate::rng::PropRng;
 use propulate::{Individual, SearchSpace, Value};
@@ -141,7 +143,16 @@ impl Propagator for ReversedLrBounds {
 }
 
 /// A variant: its label, the propagator settings and the learning rate's scale.
-fn parse_variant(spec: &str) -> Result<(String, DefaultPropagatorConfig, LrScale, Option<TpeConfig>, f64), String> {
+struct Variant {
+    label: String,
+    genetic: DefaultPropagatorConfig,
+    scale: LrScale,
+    tpe: Option<TpeConfig>,
+    gp: Option<GpConfig>,
+    hybrid: f64,
+}
+
+fn parse_variant(spec: &str) -> Result<Variant, String> {
     let (label, keys) = spec.split_once('=').unwrap_or((spec, ""));
     let pairs: Vec<(&str, &str)> =
         keys.split(',').filter(|k| !k.is_empty()).filter_map(|k| k.split_once(':')).collect();
@@ -151,6 +162,7 @@ fn parse_variant(spec: &str) -> Result<(String, DefaultPropagatorConfig, LrScale
     let mut scale = LrScale::Log;
     let mut tpe: Option<TpeConfig> = None;
     let mut hybrid = 1.0;
+    let mut gp: Option<GpConfig> = None;
     for (k, v) in pairs {
         let num = || v.parse::<f64>().map_err(|e| format!("{label}: {k}:{v}: {e}"));
         match k {
@@ -170,13 +182,18 @@ fn parse_variant(spec: &str) -> Result<(String, DefaultPropagatorConfig, LrScale
             "tpe-start" => tpe.get_or_insert_with(TpeConfig::default).startup = num()? as usize,
             "tpe-gamma" => tpe.get_or_insert_with(TpeConfig::default).gamma = num()?,
             "tpe-cand" => tpe.get_or_insert_with(TpeConfig::default).candidates = num()? as usize,
+            "gp" => gp = Some(gp.unwrap_or_default()),
+            "gp-start" => gp.get_or_insert_with(GpConfig::default).startup = num()? as usize,
+            "gp-xi" => gp.get_or_insert_with(GpConfig::default).xi = num()?,
+            "gp-axes" => gp.get_or_insert_with(GpConfig::default).per_axis = num()? == 1.0,
+            "gp-bounds" => gp.get_or_insert_with(GpConfig::default).at_bounds = num()?,
             _ => return Err(format!("{label}: unknown key {k}")),
         }
     }
     if let Some(start) = cfg.random_start {
         cfg.random_start = Some(start.max(cfg.pop_size));
     }
-    Ok((label.to_string(), cfg, scale, tpe, hybrid))
+    Ok(Variant { label: label.to_string(), genetic: cfg, scale, tpe, gp, hybrid })
 }
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {
@@ -195,12 +212,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "variant", "seeds", "q25", "median", "q75", "<=0.75", "<=0.72"
     );
     for spec in specs {
-        let (label, cfg, scale, tpe, hybrid) = parse_variant(spec)?;
+        let Variant { label, genetic: cfg, scale, tpe, gp, hybrid } = parse_variant(spec)?;
         let mut best: Vec<f64> = Vec::new();
         for seed in 0..seeds {
             let space = search_space_with(scale);
             let mut optimizer = Optimizer::new(space.clone()).generations(14).seed(seed);
             optimizer = match &tpe {
+                None if gp.is_some() => optimizer.propagator(Gp::new(&space, gp.clone().unwrap_or_default())?),
                 Some(t) if hybrid < 1.0 => optimizer.propagator(Choice::new(
                     Box::new(Tpe::new(&space, t.clone())?),
                     default_propagator(&space, &cfg)?,

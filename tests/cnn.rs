@@ -226,7 +226,7 @@ fn early_stopping_prunes_crawling_networks_on_every_rank_at_once() {
 
 #[test]
 fn bad_cnn_flags_are_clear_errors_before_any_training() {
-    let cases: [(&[&str], &str); 12] = [
+    let cases: [(&[&str], &str); 14] = [
         (&["--batch", "0"], "--batch must be at least 1"),
         (&["--lr-scale", "cubic"], "invalid value 'cubic' for '--lr-scale <SCALE>'"),
         (&["--propagator", "pso"], "PSO cannot search categorical parameter 'activation'"),
@@ -240,6 +240,11 @@ fn bad_cnn_flags_are_clear_errors_before_any_training() {
             &["--tpe-gamma", "0.3"],
             "--tpe-gamma sets the tpe propagator, but the propagator is gp: add --propagator tpe",
         ),
+        (
+            &["--propagator", "tpe", "--gp-kernel", "shared"],
+            "--gp-kernel sets the gp propagator, but the propagator is tpe: add --propagator gp",
+        ),
+        (&["--gp-kernel", "round"], "invalid value 'round' for '--gp-kernel <GP_KERNEL>'"),
         (&["--backend", "cuda"], "unknown backend 'cuda'; valid: tch, flex"),
         (&["--device", "cuda"], "GPU"),
         (&["--device", "tpu"], "unknown device 'tpu'; valid: cpu, cuda, auto"),

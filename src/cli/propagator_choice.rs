@@ -2,7 +2,7 @@
 //! propagator (configured by `--pop-size`, `--crossover-prob` and the rest); the others come from
 //! `propulate::propagator` with their reference defaults, and the flags below tune them.
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use propulate::propagator::{
     Cmaes, CmaesConfig, CovarianceUpdate, Gp, GpConfig, NelderMead, NelderMeadConfig, Propagator, Pso, PsoConfig,
@@ -53,6 +53,20 @@ pub(crate) struct PropagatorArgs {
     /// promise; larger explores more [default: 0.01].
     #[arg(long, help_heading = "Propagator")]
     pub gp_xi: Option<f64>,
+    /// GP: the kernel's length scales, one per parameter coordinate (fitted, so that parameters
+    /// the loss barely depends on stop blurring the others) or one shared by all [default:
+    /// per-axis].
+    #[arg(long, value_enum, help_heading = "Propagator")]
+    pub gp_kernel: Option<GpKernel>,
+}
+
+/// `--gp-kernel`: how many length scales the GP's kernel has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum GpKernel {
+    /// One per coordinate (automatic relevance determination).
+    PerAxis,
+    /// One for all coordinates.
+    Shared,
 }
 
 impl PropagatorArgs {
@@ -68,6 +82,7 @@ impl PropagatorArgs {
             ("tpe_startup", self.tpe_startup.map(serde_json::Value::from)),
             ("gp_startup", self.gp_startup.map(serde_json::Value::from)),
             ("gp_xi", self.gp_xi.map(serde_json::Value::from)),
+            ("gp_kernel", self.gp_kernel.and_then(|k| k.to_possible_value()).map(|v| v.get_name().into())),
         ];
         given.into_iter().filter_map(|(name, v)| v.map(|v| (name.to_string(), v))).collect()
     }
@@ -85,6 +100,7 @@ impl PropagatorArgs {
             ("--tpe-startup", self.tpe_startup.is_some(), "tpe"),
             ("--gp-startup", self.gp_startup.is_some(), "gp"),
             ("--gp-xi", self.gp_xi.is_some(), "gp"),
+            ("--gp-kernel", self.gp_kernel.is_some(), "gp"),
         ];
         match owned.iter().find(|(_, given, owner)| *given && !name.starts_with(owner)) {
             Some((flag, _, owner)) => Err(Error::InvalidConfig(format!(
@@ -137,6 +153,7 @@ impl PropagatorArgs {
                     startup,
                     xi: self.gp_xi.unwrap_or(defaults.xi),
                     max_points: defaults.max_points.max(startup),
+                    per_axis: self.gp_kernel.map_or(defaults.per_axis, |k| k == GpKernel::PerAxis),
                     ..defaults
                 };
                 Box::new(Gp::new(space, config)?)

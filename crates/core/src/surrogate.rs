@@ -4,10 +4,13 @@
 //! likelihood (the GP propagator's model, squared-exponential).
 
 use friedrich::gaussian_process::GaussianProcess;
-use friedrich::kernel::{Kernel, Matern1, SquaredExp};
+use friedrich::kernel::{Kernel, Matern1};
 use friedrich::prior::ConstantPrior;
 
 use crate::space::{Domain, SearchSpace, Value};
+
+mod kernel;
+pub(crate) use kernel::PerAxisSquaredExp;
 
 /// Where a pivot of a covariance's Cholesky factor is zero, negative or NaN (duplicate points, a
 /// kernel too wide), nalgebra puts the square root of this in its place, so that any data give a
@@ -87,21 +90,28 @@ impl LossModel<Matern1> {
     }
 }
 
-impl LossModel<SquaredExp> {
-    /// A process with the squared-exponential kernel whose length scale, amplitude and noise are
-    /// fitted to the data (the crate's heuristic start, then gradient ascent of the marginal
-    /// likelihood; the noise starts at a tenth of the losses' spread and scales with the
-    /// amplitude), around a zero mean: give it standardized losses. `None` for unusable data.
-    pub(crate) fn fitted(xs: Vec<Vec<f64>>, ys: Vec<f64>) -> Option<Self> {
+impl<K: Kernel> LossModel<K> {
+    /// A process with `kernel` (squared-exponential: one length scale, or one per coordinate)
+    /// whose length scales, amplitude and noise are fitted to the data (the kernel's heuristic
+    /// start, then gradient ascent of the marginal likelihood; the noise starts at a tenth of the
+    /// losses' spread and scales with the amplitude), around a zero mean: give it standardized
+    /// losses. `None` for unusable data.
+    pub(crate) fn fitted(kernel: K, xs: Vec<Vec<f64>>, ys: Vec<f64>) -> Option<Self> {
         if !usable(&xs, &ys) {
             return None;
         }
         let gp = GaussianProcess::builder(xs, ys)
-            .set_kernel(SquaredExp::default())
+            .set_kernel(kernel)
             .set_cholesky_epsilon(Some(CHOLESKY_EPSILON))
             .fit_kernel()
             .train();
         Some(LossModel { gp })
+    }
+
+    /// The fitted kernel.
+    #[cfg(test)]
+    pub(crate) fn kernel(&self) -> &K {
+        &self.gp.kernel
     }
 }
 
@@ -116,6 +126,7 @@ impl<K: Kernel> LossModel<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use friedrich::kernel::SquaredExp;
 
     #[test]
     fn the_encoding_puts_every_value_in_the_unit_cube() {
@@ -155,7 +166,7 @@ mod tests {
         // A line sampled on [0, 0.5]: the fit continues it a little and is surer inside the data.
         let xs: Vec<Vec<f64>> = (0..8).map(|k| vec![k as f64 / 14.0]).collect();
         let ys: Vec<f64> = xs.iter().map(|x| 1.0 - 2.0 * x[0]).collect();
-        let model = LossModel::fitted(xs, ys).unwrap();
+        let model = LossModel::fitted(SquaredExp::default(), xs, ys).unwrap();
         let at = model.predict(&[vec![0.25], vec![0.6], vec![1.0]]);
         assert!((at[0].0 - 0.5).abs() < 0.05, "inside: {:?}", at[0]);
         assert!(at[1].0 < 0.1, "just past the data the trend goes on: {:?}", at[1]);
@@ -163,11 +174,31 @@ mod tests {
     }
 
     #[test]
+    fn per_axis_length_scales_grow_on_a_coordinate_the_loss_ignores() {
+        // The loss falls along coordinate 0 and does not depend on coordinate 1.
+        let xs: Vec<Vec<f64>> = (0..20).map(|k| vec![(k % 5) as f64 / 4.0, (k * 7 % 11) as f64 / 10.0]).collect();
+        let ys: Vec<f64> = xs.iter().map(|x| (3.0 * x[0]).sin()).collect();
+        let model = LossModel::fitted(PerAxisSquaredExp::new(2), xs.clone(), ys.clone()).unwrap();
+        let lengths = model.kernel().lengths();
+        assert!(lengths[1] > 3.0 * lengths[0], "{lengths:?}");
+        // The shared scale, fitted to the same data, sits in between: it blurs coordinate 0.
+        let shared = LossModel::fitted(SquaredExp::default(), xs, ys).unwrap().kernel().ls.abs();
+        assert!(lengths[0] < shared, "{lengths:?} against one shared {shared}");
+        // And the per-axis model predicts coordinate 0's trend away from the sampled values of 1.
+        let (m, _) = model.predict(&[vec![0.5, 0.95]])[0];
+        assert!((m - 1.5f64.sin()).abs() < 0.1, "{m}");
+    }
+
+    #[test]
     fn duplicate_points_and_bad_data() {
         let xs = vec![vec![0.2, 0.3]; 4];
-        assert!(LossModel::fitted(xs.clone(), vec![1.0, 1.1, 0.9, 1.0]).is_some(), "duplicates are fine");
-        assert!(LossModel::fitted(xs.clone(), vec![1.0, f64::NAN, 0.9, 1.0]).is_none());
-        assert!(LossModel::fitted(Vec::new(), Vec::new()).is_none());
+        assert!(
+            LossModel::fitted(SquaredExp::default(), xs.clone(), vec![1.0, 1.1, 0.9, 1.0]).is_some(),
+            "duplicates are fine"
+        );
+        assert!(LossModel::fitted(SquaredExp::default(), xs.clone(), vec![1.0, f64::NAN, 0.9, 1.0]).is_none());
+        assert!(LossModel::fitted(SquaredExp::default(), Vec::new(), Vec::new()).is_none());
+        assert!(LossModel::fitted(PerAxisSquaredExp::new(2), xs.clone(), vec![1.0; 4]).is_some(), "no spread");
         assert!(LossModel::fixed(xs.clone(), vec![1.0; 4], 0.0, 0.0, 1.0, 0.1).is_none(), "zero length scale");
         assert!(LossModel::fixed(xs, vec![1.0; 4], 0.0, 0.3, f64::INFINITY, 0.1).is_none(), "overflowed variance");
     }

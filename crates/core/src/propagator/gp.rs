@@ -1,9 +1,9 @@
 //! Bayesian optimization with a Gaussian process (GP-EI; Jones et al. 1998, Snoek et al. 2012),
 //! the model of scikit-optimize's `gp_minimize` and Optuna's GP sampler, as a propagator: a
-//! Gaussian process (the `friedrich` crate: squared-exponential kernel, its length scale and
-//! amplitude fitted by maximum marginal likelihood, the noise starting at a tenth of the losses'
-//! spread and scaled with the amplitude) is fitted to the island's evaluated
-//! individuals, and the child is the candidate with the highest expected improvement over the best
+//! Gaussian process (the `friedrich` crate: squared-exponential kernel with a length scale per
+//! coordinate, or one shared, the scales and amplitude fitted by maximum marginal likelihood, the
+//! noise starting at a tenth of the losses' spread and scaled with the amplitude) is fitted to the
+//! island's evaluated individuals, and the child is the candidate with the highest expected improvement over the best
 //! loss. Unlike TPE, which models each parameter alone, the process sees the parameters together:
 //! a learning rate that is good only with a slow decay is found as such, and a loss that keeps
 //! falling towards a bound leads the search to that bound.
@@ -14,8 +14,9 @@
 //! so the model learns to avoid its region instead of forgetting it.
 //!
 //! Candidates: half drawn uniformly from the space, half near the best few individuals (Gaussian
-//! steps on the unit interval, reflected at the bounds; a categorical re-drawn now and then), so
-//! that the maximum of the acquisition is looked for both everywhere and where it usually is.
+//! steps on the unit interval, reflected at the bounds or, in a share of them, stopped there; a
+//! categorical re-drawn now and then), so that the maximum of the acquisition is looked for both
+//! everywhere and where it usually is, the boundary included (a uniform draw never lands on it).
 //!
 //! It keeps no state: a resumed run breeds from what its checkpoint holds, and workers breeding
 //! from one island at once draw different candidates from their own random streams. Until the
@@ -30,11 +31,13 @@ use crate::error::{Error, Result};
 use crate::individual::Individual;
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, Value, standard_normal};
-use crate::surrogate::{LossModel, encode, mean_and_variance};
+use crate::surrogate::{LossModel, PerAxisSquaredExp, encode, mean_and_variance};
+use friedrich::kernel::SquaredExp;
 use rand::RngExt;
 
 /// The knobs of [`Gp`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct GpConfig {
     /// Uniform random children until the pool holds this many evaluated individuals (at least 2:
     /// a process needs two points to fit a length scale).
@@ -46,11 +49,17 @@ pub struct GpConfig {
     pub xi: f64,
     /// Most evaluated individuals the process is fitted to.
     pub max_points: usize,
+    /// One length scale per coordinate (automatic relevance determination: a parameter the loss
+    /// barely depends on gets a long one) instead of one for all.
+    pub per_axis: bool,
+    /// Share of the local candidates whose steps stop at a bound instead of reflecting from it,
+    /// so that a minimum on the boundary (a learning rate at its top) can be proposed exactly.
+    pub at_bounds: f64,
 }
 
 impl Default for GpConfig {
     fn default() -> Self {
-        GpConfig { startup: 6, candidates: 1000, xi: 0.01, max_points: 200 }
+        GpConfig { startup: 6, candidates: 1000, xi: 0.01, max_points: 200, per_axis: true, at_bounds: 0.5 }
     }
 }
 
@@ -68,8 +77,8 @@ pub struct Gp {
 }
 
 impl Gp {
-    /// GP-EI for `space`; refuses zero candidates, a negative or non-finite `xi`, and a
-    /// `max_points` below the start or 2.
+    /// GP-EI for `space`; refuses zero candidates, a negative or non-finite `xi`, an `at_bounds`
+    /// outside [0, 1], and a `max_points` below the start or 2.
     pub fn new(space: &SearchSpace, config: GpConfig) -> Result<Self> {
         if config.candidates == 0 {
             return Err(Error::InvalidPropagator("the GP propagator needs at least one candidate".into()));
@@ -78,6 +87,12 @@ impl Gp {
             return Err(Error::InvalidPropagator(format!(
                 "the GP propagator's xi must be finite and >= 0, got {}",
                 config.xi
+            )));
+        }
+        if !(0.0..=1.0).contains(&config.at_bounds) {
+            return Err(Error::InvalidPropagator(format!(
+                "the GP propagator's share of steps stopping at bounds must be in [0, 1], got {}",
+                config.at_bounds
             )));
         }
         if config.max_points < config.startup.max(2) {
@@ -94,6 +109,7 @@ impl Gp {
     /// categorical re-drawn with probability 1 / parameters.
     fn near(&self, centre: &[Value], rng: &mut PropRng) -> Vec<Value> {
         let sigma = LOCAL_SIGMA * [1.0, 0.3, 0.1, 0.01][rng.random_range(0..4)];
+        let clamp = rng.random::<f64>() < self.config.at_bounds;
         let redraw = 1.0 / self.axes.len() as f64;
         self.axes
             .iter()
@@ -101,7 +117,7 @@ impl Gp {
             .map(|(axis, v)| match axis {
                 ParamAxis::Unit(unit) => {
                     let u = unit.to_unit(&[*v])[0] + sigma * standard_normal(rng);
-                    unit.point_at(&[reflect_into_unit(u)])[0]
+                    unit.point_at(&[if clamp { u.clamp(0.0, 1.0) } else { reflect_into_unit(u) }])[0]
                 }
                 ParamAxis::Choices(n) if rng.random::<f64>() < redraw => Value::Cat(rng.random_range(0..*n as u32)),
                 ParamAxis::Choices(_) => *v,
@@ -129,6 +145,19 @@ impl Gp {
             best
         };
         Some(chosen.into_iter().map(|i| (i.values, if i.loss.is_finite() { i.loss } else { worst })).collect())
+    }
+}
+
+impl Gp {
+    /// The predictive mean and variance at `at` of a process fitted to `inputs` and their
+    /// standardized `outputs`, with the configured kernel; `None` for unusable data.
+    fn fit_and_predict(&self, inputs: Vec<Vec<f64>>, outputs: Vec<f64>, at: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
+        if self.config.per_axis {
+            let dims = inputs.first().map_or(0, Vec::len);
+            LossModel::fitted(PerAxisSquaredExp::new(dims), inputs, outputs).map(|m| m.predict(at))
+        } else {
+            LossModel::fitted(SquaredExp::default(), inputs, outputs).map(|m| m.predict(at))
+        }
     }
 }
 
@@ -164,16 +193,15 @@ impl Propagator for Gp {
         };
         // Best first: the local candidates are drawn around the head.
         told.sort_by(|a, b| a.1.total_cmp(&b.1));
-        let (mean, variance) = mean_and_variance(told.iter().map(|(_, l)| *l));
+        // Standardized after dividing by the largest magnitude, so that the variance of losses
+        // beyond about 1e154 does not overflow (which would leave the model nothing to learn).
+        let magnitude = told.iter().map(|(_, l)| l.abs()).fold(0.0, f64::max);
+        let magnitude = if magnitude > 0.0 { magnitude } else { 1.0 };
+        let (mean, variance) = mean_and_variance(told.iter().map(|(_, l)| l / magnitude));
         let sd = if variance > 0.0 { variance.sqrt() } else { 1.0 };
         let inputs: Vec<Vec<f64>> = told.iter().map(|(v, _)| encode(space, v)).collect();
-        let outputs: Vec<f64> = told.iter().map(|(_, l)| (l - mean) / sd).collect();
+        let outputs: Vec<f64> = told.iter().map(|(_, l)| (l / magnitude - mean) / sd).collect();
         let best = outputs.iter().copied().fold(f64::INFINITY, f64::min);
-        // The losses are finite here (failures replaced), so this falls back only on broken data.
-        let Some(model) = LossModel::fitted(inputs, outputs) else {
-            return Ok(vec![Individual::new(space.sample(rng))]);
-        };
-
         let centres = &told[..told.len().min(LOCAL_CENTRES)];
         let candidates: Vec<Vec<Value>> = (0..self.config.candidates)
             .map(|k| {
@@ -185,9 +213,12 @@ impl Propagator for Gp {
             })
             .collect();
         let coded: Vec<Vec<f64>> = candidates.iter().map(|c| encode(space, c)).collect();
+        // The losses are finite here (failures replaced), so this falls back only on broken data.
+        let Some(predicted) = self.fit_and_predict(inputs, outputs, &coded) else {
+            return Ok(vec![Individual::new(space.sample(rng))]);
+        };
         // A NaN score (a model broken by extreme data) ranks below every real one.
-        let scores: Vec<f64> = model
-            .predict(&coded)
+        let scores: Vec<f64> = predicted
             .into_iter()
             .map(|(m, v)| expected_improvement(m, v, best, self.config.xi))
             .map(|e| if e.is_nan() { f64::NEG_INFINITY } else { e })
@@ -280,6 +311,23 @@ mod tests {
     }
 
     #[test]
+    fn local_steps_stop_at_the_bounds_in_their_share_and_reflect_otherwise() {
+        let s = space();
+        let top = vec![Value::Float(1e-2), Value::Float(0.999), Value::Int(10), Value::Cat(0)];
+        let at_top = |share: f64| {
+            let gp = Gp::new(&s, GpConfig { at_bounds: share, ..GpConfig::default() }).unwrap();
+            let mut rng = worker_rng(4, 0);
+            (0..2000).filter(|_| gp.near(&top, &mut rng)[0] == Value::Float(1e-2)).count()
+        };
+        // From the top, half the steps go up: stopped there in the share asked for (plus the
+        // smallest steps, which round back), reflected below it otherwise.
+        let (none, half, all) = (at_top(0.0), at_top(0.5), at_top(1.0));
+        assert!(none < 20, "{none} of 2000 at the bound without stopping");
+        assert!((400..=600).contains(&half), "{half} of 2000 at the bound with half stopping");
+        assert!((900..=1100).contains(&all), "{all} of 2000 at the bound with all stopping");
+    }
+
+    #[test]
     fn failed_evaluations_count_as_the_worst_and_large_pools_are_capped() {
         let s = space();
         let gp = Gp::new(&s, GpConfig { max_points: 20, ..GpConfig::default() }).unwrap();
@@ -318,6 +366,30 @@ mod tests {
     }
 
     #[test]
+    fn the_child_does_not_depend_on_the_losses_scale_up_to_the_largest_floats() {
+        let s = space();
+        let gp = Gp::new(&s, GpConfig::default()).unwrap();
+        let mut rng = worker_rng(21, 0);
+        let pool: Vec<Individual> = (0..12)
+            .map(|_| {
+                let v = s.sample(&mut rng);
+                let l = loss(&v);
+                with_loss(v, l)
+            })
+            .collect();
+        let scaled = |factor: f64| -> Vec<Individual> {
+            pool.iter().map(|i| with_loss(i.values.clone(), i.loss * factor)).collect()
+        };
+        let child = |pool: &Vec<Individual>| gp.propagate(pool, &s, &mut worker_rng(22, 0)).unwrap().remove(0).values;
+        let plain = child(&pool);
+        // Losses near 1e300 (their squares overflow): the same model, so the same child from the
+        // same random stream; a uniform draw would differ.
+        assert_eq!(child(&scaled(1e300 / 2.3)), plain);
+        assert_eq!(child(&scaled(1e-300)), plain);
+        assert_ne!(s.sample(&mut worker_rng(22, 0)), plain, "the child is not the stream's first uniform draw");
+    }
+
+    #[test]
     fn degenerate_losses_still_give_a_child_in_the_space() {
         let s = space();
         let gp = Gp::new(&s, GpConfig::default()).unwrap();
@@ -346,6 +418,8 @@ mod tests {
             GpConfig { candidates: 0, ..GpConfig::default() },
             GpConfig { xi: -0.1, ..GpConfig::default() },
             GpConfig { xi: f64::NAN, ..GpConfig::default() },
+            GpConfig { at_bounds: 1.5, ..GpConfig::default() },
+            GpConfig { at_bounds: f64::NAN, ..GpConfig::default() },
             GpConfig { max_points: 1, startup: 0, ..GpConfig::default() },
             GpConfig { max_points: 5, startup: 6, ..GpConfig::default() },
         ] {
