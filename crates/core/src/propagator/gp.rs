@@ -3,8 +3,8 @@
 //! Gaussian process (the `friedrich` crate: squared-exponential kernel with a length scale per
 //! coordinate, or one shared, the scales and amplitude fitted by maximum marginal likelihood, the
 //! noise starting at a tenth of the losses' spread and scaled with the amplitude) is fitted to the
-//! island's evaluated individuals, and the child is the candidate with the highest expected improvement over the best
-//! loss. Unlike TPE, which models each parameter alone, the process sees the parameters together:
+//! island's evaluated individuals, and the child is the candidate with the highest expected
+//! improvement over the best loss. Unlike TPE, which models each parameter alone, the process sees the parameters together:
 //! a learning rate that is good only with a slow decay is found as such, and a loss that keeps
 //! falling towards a bound leads the search to that bound.
 //!
@@ -105,7 +105,8 @@ impl Gp {
         Ok(Gp { space: space.clone(), axes, config })
     }
 
-    /// A candidate near `centre`: every number moved by a Gaussian step on its unit interval, each
+    /// A candidate near `centre`: every number moved by a Gaussian step on its unit interval
+    /// (reflected at the bounds or, in `at_bounds` of the candidates, stopped there), each
     /// categorical re-drawn with probability 1 / parameters.
     fn near(&self, centre: &[Value], rng: &mut PropRng) -> Vec<Value> {
         let sigma = LOCAL_SIGMA * [1.0, 0.3, 0.1, 0.01][rng.random_range(0..4)];
@@ -123,6 +124,17 @@ impl Gp {
                 ParamAxis::Choices(_) => *v,
             })
             .collect()
+    }
+
+    /// The predictive mean and variance at `at` of a process fitted to `inputs` and their
+    /// standardized `outputs`, with the configured kernel; `None` for unusable data.
+    fn fit_and_predict(&self, inputs: Vec<Vec<f64>>, outputs: Vec<f64>, at: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
+        if self.config.per_axis {
+            let dims = inputs.first().map_or(0, Vec::len);
+            LossModel::fitted(PerAxisSquaredExp::new(dims), inputs, outputs).map(|m| m.predict(at))
+        } else {
+            LossModel::fitted(SquaredExp::default(), inputs, outputs).map(|m| m.predict(at))
+        }
     }
 
     /// The individuals the process is fitted to, with their losses (failures as the worst finite
@@ -145,19 +157,6 @@ impl Gp {
             best
         };
         Some(chosen.into_iter().map(|i| (i.values, if i.loss.is_finite() { i.loss } else { worst })).collect())
-    }
-}
-
-impl Gp {
-    /// The predictive mean and variance at `at` of a process fitted to `inputs` and their
-    /// standardized `outputs`, with the configured kernel; `None` for unusable data.
-    fn fit_and_predict(&self, inputs: Vec<Vec<f64>>, outputs: Vec<f64>, at: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
-        if self.config.per_axis {
-            let dims = inputs.first().map_or(0, Vec::len);
-            LossModel::fitted(PerAxisSquaredExp::new(dims), inputs, outputs).map(|m| m.predict(at))
-        } else {
-            LossModel::fitted(SquaredExp::default(), inputs, outputs).map(|m| m.predict(at))
-        }
     }
 }
 

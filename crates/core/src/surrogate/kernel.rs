@@ -31,19 +31,13 @@ impl PerAxisSquaredExp {
         self.lengths.iter().map(|l| l.abs()).collect()
     }
 
-    /// `exp(-r^2 / 2)` and each coordinate's `((x_i - y_i) / l_i)^2`.
-    fn terms<S1: Storage<f64, U1, Dyn>, S2: Storage<f64, U1, Dyn>>(
-        &self,
-        x1: &SRowVector<S1>,
-        x2: &SRowVector<S2>,
-    ) -> (f64, Vec<f64>) {
-        let scaled: Vec<f64> = self
-            .lengths
-            .iter()
-            .zip(x1.iter().zip(x2.iter()))
-            .map(|(l, (a, b))| ((a - b) / l.abs().max(MIN_LENGTH)).powi(2))
-            .collect();
-        ((-0.5 * scaled.iter().sum::<f64>()).exp(), scaled)
+    /// Each coordinate's `((x_i - y_i) / l_i)^2`.
+    fn scaled_squares<'a, S1: Storage<f64, U1, Dyn>, S2: Storage<f64, U1, Dyn>>(
+        &'a self,
+        x1: &'a SRowVector<S1>,
+        x2: &'a SRowVector<S2>,
+    ) -> impl Iterator<Item = f64> + 'a {
+        self.lengths.iter().zip(x1.iter().zip(x2.iter())).map(|(l, (a, b))| ((a - b) / l.abs().max(MIN_LENGTH)).powi(2))
     }
 }
 
@@ -67,7 +61,8 @@ impl Kernel for PerAxisSquaredExp {
         x1: &SRowVector<S1>,
         x2: &SRowVector<S2>,
     ) -> f64 {
-        self.amplitude.abs() * self.terms(x1, x2).0
+        // Called for every pair of points at every step of the fit: no allocation here.
+        self.amplitude.abs() * (-0.5 * self.scaled_squares(x1, x2).sum::<f64>()).exp()
     }
 
     fn gradient<S1: Storage<f64, U1, Dyn>, S2: Storage<f64, U1, Dyn>>(
@@ -75,7 +70,8 @@ impl Kernel for PerAxisSquaredExp {
         x1: &SRowVector<S1>,
         x2: &SRowVector<S2>,
     ) -> Vec<f64> {
-        let (e, scaled) = self.terms(x1, x2);
+        let scaled: Vec<f64> = self.scaled_squares(x1, x2).collect();
+        let e = (-0.5 * scaled.iter().sum::<f64>()).exp();
         let k = self.amplitude.abs() * e;
         // d/dl_i of exp(-(d_i / l_i)^2 / 2) is exp(..) (d_i / l_i)^2 / l_i, with l_i's sign.
         let mut grad: Vec<f64> =
