@@ -193,6 +193,11 @@ fn parse_variant(spec: &str) -> Result<Variant, String> {
             _ => return Err(format!("{label}: unknown key {k}")),
         }
     }
+    // Keys of different propagators in one variant would be silently ignored by the one that runs.
+    let genetic_only = hybrid < 1.0 || label.starts_with("reference-emulated");
+    if gp.is_some() && (tpe.is_some() || genetic_only) {
+        return Err(format!("{label}: gp keys go alone, without tpe, hybrid or a reference-emulated label"));
+    }
     if let Some(start) = cfg.random_start {
         cfg.random_start = Some(start.max(cfg.pop_size));
     }

@@ -539,6 +539,51 @@ fn a_resume_keeps_the_checkpoints_propagator_and_refuses_another() {
     assert!(stderr.contains("was bred with ga; resume with --propagator ga"), "{stderr}");
 }
 
+/// A resume breeds with the propagator settings its checkpoint recorded, flags left out included:
+/// a GP run started with `--gp-kernel shared` resumes with it (`best.json` names the settings in
+/// effect), another kernel is refused, a GP checkpoint that records no kernel (written before
+/// the per-axis one) resumes with the shared one, and a new GP run records the per-axis default.
+#[test]
+fn a_resume_keeps_the_checkpoints_propagator_settings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ck");
+    let out = tmp.path().join("out");
+    let job = |dir: &std::path::Path, extra: &[&str]| {
+        let mut base = vec!["--local-ranks", "1", "--function", "sphere", "--out", out.to_str().unwrap()];
+        base.extend_from_slice(extra);
+        let mut cmd = Command::new(bin());
+        cmd.args(run_args(dir, &base));
+        run_with_timeout(cmd, Duration::from_secs(60))
+    };
+    let kernel_in_best = || {
+        let best: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("best.json")).unwrap()).unwrap();
+        best["propagator_settings"]["gp_kernel"].clone()
+    };
+    let first = job(&dir, &["--generations", "7", "--propagator", "gp", "--gp-kernel", "shared"]);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let resumed = job(&dir, &["--generations", "9"]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(kernel_in_best(), "shared");
+    let other = job(&dir, &["--generations", "10", "--gp-kernel", "per-axis"]);
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert_eq!(other.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(r#"gp_kernel: checkpoint has "shared", this run has "per-axis""#), "{stderr}");
+    // A GP checkpoint from before the kernel was recorded bred with the shared kernel.
+    let path = dir.join("manifest.json");
+    let mut manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(manifest["extra"]["gp_kernel"], "shared", "{manifest}");
+    manifest["extra"].as_object_mut().unwrap().remove("gp_kernel");
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let legacy = job(&dir, &["--generations", "10"]);
+    assert!(legacy.status.success(), "{}", String::from_utf8_lossy(&legacy.stderr));
+    assert_eq!(kernel_in_best(), "shared");
+    // A new GP run records the default kernel.
+    let fresh = job(&tmp.path().join("fresh"), &["--generations", "2", "--propagator", "gp"]);
+    assert!(fresh.status.success(), "{}", String::from_utf8_lossy(&fresh.stderr));
+    assert_eq!(kernel_in_best(), "per-axis");
+}
+
 /// The manifest records the breeding settings the flags chose, which a resume then keeps: the
 /// default's, or with `--reference-genetic` the reference's (one worker: a pool of 4 and steps
 /// over 3 decades against a pool of 2 and a fixed step).

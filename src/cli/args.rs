@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
-use super::propagator_choice::PropagatorArgs;
+use super::propagator_choice::{GpKernel, PropagatorArgs};
 use super::task::Task;
 
 use propulate::config::{CheckpointSettings, RunConfig};
@@ -201,12 +201,41 @@ impl RunArgs {
     }
 
     /// What a resume must agree with besides the configuration: the task's facts, the propagator
-    /// and its settings given on the command line.
+    /// and its settings in effect ([`RunArgs::breeding_in_effect`]).
     fn checkpoint_facts(&self, task: &dyn Task, propagator: &str) -> serde_json::Map<String, serde_json::Value> {
         let mut facts = task.checkpoint_facts();
         facts.insert("propagator".into(), propagator.into());
-        facts.extend(self.breeding.settings_given());
+        facts.extend(self.breeding_in_effect(task, propagator).settings_given());
         facts
+    }
+
+    /// The manifest of the run this one continues: its checkpoint's, or else the run it reshapes
+    /// (`--reshape-from`); `None` for a new run (or an unreadable manifest, which the resume reports).
+    fn recorded_run(&self, task: &dyn Task) -> Option<Manifest> {
+        let own = self.checkpoint_dir(&task.name()).and_then(|dir| Manifest::read(&dir).ok());
+        own.or_else(|| self.reshape_from.as_deref().and_then(|dir| Manifest::read(dir).ok()))
+    }
+
+    /// The propagator flags in effect for a run breeding with `propagator`: the command line's,
+    /// and each one it leaves out as the run it continues recorded it, when that run bred with the
+    /// same propagator, so that the same command line resumes a run as it was bred (as with the
+    /// propagator's name). The GP's kernel is always recorded; a GP run that recorded none bred
+    /// with the shared one, the only kernel until 2026-11-24.
+    pub fn breeding_in_effect(&self, task: &dyn Task, propagator: &str) -> PropagatorArgs {
+        let mut breeding = self.breeding.clone();
+        if let Some(manifest) = self.recorded_run(task) {
+            let recorded = manifest.extra.get("propagator").and_then(|v| v.as_str()).unwrap_or("ga");
+            if recorded == propagator {
+                breeding.fill_from(&manifest.extra);
+                if propagator == "gp" && breeding.gp_kernel.is_none() {
+                    breeding.gp_kernel = Some(GpKernel::Shared);
+                }
+            }
+        }
+        if propagator == "gp" && breeding.gp_kernel.is_none() {
+            breeding.gp_kernel = Some(GpKernel::PerAxis);
+        }
+        breeding
     }
 
     /// The propagator this run breeds with: `--propagator`; else, when it resumes, the one its

@@ -87,6 +87,24 @@ impl PropagatorArgs {
         given.into_iter().filter_map(|(name, v)| v.map(|v| (name.to_string(), v))).collect()
     }
 
+    /// Each setting not given on the command line taken from `recorded`, the facts a checkpoint
+    /// recorded with [`PropagatorArgs::settings_given`] (values of the wrong type are skipped: the
+    /// resume's comparison of the facts reports them).
+    pub fn fill_from(&mut self, recorded: &serde_json::Map<String, serde_json::Value>) {
+        let float = |key: &str| recorded.get(key).and_then(serde_json::Value::as_f64);
+        let count = |key: &str| recorded.get(key).and_then(serde_json::Value::as_u64).map(|n| n as usize);
+        self.pso_inertia = self.pso_inertia.or(float("pso_inertia"));
+        self.pso_cognitive = self.pso_cognitive.or(float("pso_cognitive"));
+        self.pso_social = self.pso_social.or(float("pso_social"));
+        self.cmaes_lambda = self.cmaes_lambda.or(count("cmaes_lambda"));
+        self.tpe_gamma = self.tpe_gamma.or(float("tpe_gamma"));
+        self.tpe_startup = self.tpe_startup.or(count("tpe_startup"));
+        self.gp_startup = self.gp_startup.or(count("gp_startup"));
+        self.gp_xi = self.gp_xi.or(float("gp_xi"));
+        let kernel = recorded.get("gp_kernel").and_then(serde_json::Value::as_str);
+        self.gp_kernel = self.gp_kernel.or(kernel.and_then(|k| GpKernel::from_str(k, false).ok()));
+    }
+
     /// Another propagator's flags are an error, not ignored (as the genetic ones are, in
     /// `RunArgs`): `--tpe-gamma` with `--propagator gp` would change nothing.
     fn check_flags_belong_to(&self, name: &str) -> Result<()> {

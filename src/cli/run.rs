@@ -59,7 +59,7 @@ fn prepare(
     if let Some(stopper) = task.early_stopper() {
         optimizer = optimizer.early_stopping_boxed(stopper);
     }
-    if let Some(p) = args.breeding.build(&propagator, task.space())? {
+    if let Some(p) = args.breeding_in_effect(task.as_ref(), &propagator).build(&propagator, task.space())? {
         optimizer = optimizer.propagator(p);
     }
     let mut optimizer = optimizer
@@ -144,7 +144,10 @@ fn finish(args: &RunArgs, task: &dyn Task, cfg: &RunConfig, ranks: usize, result
     say(&summary_table(task.space(), result));
     if let Some(dir) = &args.out {
         let mut extra = task.checkpoint_facts();
-        extra.insert("propagator".into(), json!(args.propagator_name(task)?));
+        let propagator = args.propagator_name(task)?;
+        let settings = args.breeding_in_effect(task, &propagator).settings_given();
+        extra.insert("propagator".into(), json!(propagator));
+        extra.insert("propagator_settings".into(), json!(settings));
         extra.insert("ranks".into(), json!(ranks));
         extra.insert("seed".into(), json!(cfg.seed));
         extra.insert("generations".into(), json!(cfg.generations));

@@ -37,7 +37,6 @@ use rand::RngExt;
 
 /// The knobs of [`Gp`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct GpConfig {
     /// Uniform random children until the pool holds this many evaluated individuals (at least 2:
     /// a process needs two points to fit a length scale).
@@ -50,10 +49,14 @@ pub struct GpConfig {
     /// Most evaluated individuals the process is fitted to.
     pub max_points: usize,
     /// One length scale per coordinate (automatic relevance determination: a parameter the loss
-    /// barely depends on gets a long one) instead of one for all.
+    /// barely depends on gets a long one) instead of one for all. Absent from a configuration
+    /// saved before it existed: false, the one kernel there was.
+    #[serde(default)]
     pub per_axis: bool,
     /// Share of the local candidates whose steps stop at a bound instead of reflecting from it,
     /// so that a minimum on the boundary (a learning rate at its top) can be proposed exactly.
+    /// Absent from a configuration saved before it existed: 0, every step reflected.
+    #[serde(default)]
     pub at_bounds: f64,
 }
 
@@ -404,10 +407,23 @@ mod tests {
             // Mostly failures, two finite.
             (0..10).map(|k| with_loss(s.sample(&mut rng), if k < 8 { f64::INFINITY } else { k as f64 })).collect(),
         ];
+        // Both kernels: the shared one gets a zero length scale from the repeated point.
+        let shared = Gp::new(&s, GpConfig { per_axis: false, ..GpConfig::default() }).unwrap();
         for pool in &pools {
-            let child = gp.propagate(pool, &s, &mut rng).unwrap().remove(0);
-            assert!(s.contains(&child.values), "{child:?}");
+            for gp in [&gp, &shared] {
+                let child = gp.propagate(pool, &s, &mut rng).unwrap().remove(0);
+                assert!(s.contains(&child.values), "{child:?}");
+            }
         }
+    }
+
+    #[test]
+    fn a_configuration_saved_before_the_per_axis_kernel_reads_as_it_ran() {
+        let old = r#"{"startup": 6, "candidates": 1000, "xi": 0.01, "max_points": 200}"#;
+        let config: GpConfig = serde_json::from_str(old).unwrap();
+        assert_eq!(config, GpConfig { per_axis: false, at_bounds: 0.0, ..GpConfig::default() });
+        let now = serde_json::to_string(&GpConfig::default()).unwrap();
+        assert_eq!(serde_json::from_str::<GpConfig>(&now).unwrap(), GpConfig::default());
     }
 
     #[test]

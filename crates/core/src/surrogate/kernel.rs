@@ -7,8 +7,8 @@ use friedrich::kernel::Kernel;
 use friedrich::{SMatrix, SRowVector, SVector};
 use nalgebra::{Dyn, U1, storage::Storage};
 
-/// Shortest length scale used: the optimizer may step a scale through zero (it updates them
-/// multiplicatively), and a zero would divide by zero.
+/// Shortest length scale used: the fit's multiplicative steps can shrink a scale towards zero (a
+/// coordinate the loss changes sharply along), and a zero would divide by zero.
 const MIN_LENGTH: f64 = 1e-9;
 
 /// `amplitude * exp(-sum_i ((x_i - y_i) / lengths_i)^2 / 2)`.
@@ -19,8 +19,9 @@ pub(crate) struct PerAxisSquaredExp {
 }
 
 impl PerAxisSquaredExp {
-    /// One length scale per coordinate of a `dims`-dimensional point; the fit starts them all at
-    /// the points' mean distance (friedrich's start for its isotropic kernel).
+    /// One length scale per coordinate of a `dims`-dimensional point, all 1; a fit
+    /// (`LossModel::fitted`) replaces them by its start, the points' mean distance (friedrich's
+    /// start for its isotropic kernel), before it moves them.
     pub(crate) fn new(dims: usize) -> Self {
         PerAxisSquaredExp { lengths: vec![1.0; dims], amplitude: 1.0 }
     }
@@ -46,8 +47,8 @@ impl Kernel for PerAxisSquaredExp {
         self.lengths.len() + 1
     }
 
-    // Scalable: the fit then sets the amplitude in closed form at each step and moves only the
-    // length scales by gradient.
+    // Scalable: after each gradient step (on the length scales and the amplitude) the fit
+    // rescales the amplitude and the noise together by their optimal factor.
     fn is_scalable(&self) -> bool {
         true
     }
