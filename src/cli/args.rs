@@ -223,13 +223,12 @@ impl RunArgs {
     /// with the shared one, the only kernel until 2026-11-24.
     pub fn breeding_in_effect(&self, task: &dyn Task, propagator: &str) -> PropagatorArgs {
         let mut breeding = self.breeding.clone();
-        if let Some(manifest) = self.recorded_run(task) {
-            let recorded = manifest.extra.get("propagator").and_then(|v| v.as_str()).unwrap_or("ga");
-            if recorded == propagator {
-                breeding.fill_from(&manifest.extra);
-                if propagator == "gp" && breeding.gp_kernel.is_none() {
-                    breeding.gp_kernel = Some(GpKernel::Shared);
-                }
+        if let Some(manifest) = self.recorded_run(task)
+            && propagator_of(&manifest) == propagator
+        {
+            breeding.fill_from(&manifest.extra);
+            if propagator == "gp" && breeding.gp_kernel.is_none() {
+                breeding.gp_kernel = Some(GpKernel::Shared);
             }
         }
         if propagator == "gp" && breeding.gp_kernel.is_none() {
@@ -411,6 +410,10 @@ pub(crate) struct CnnArgs {
 /// propagators other than `ga`, then every task's default). An unreadable manifest is left to the
 /// resume, which reports it.
 fn recorded_propagator(dir: &Path) -> Option<String> {
-    let manifest = Manifest::read(dir).ok()?;
-    Some(manifest.extra.get("propagator").and_then(|v| v.as_str()).unwrap_or("ga").to_string())
+    Manifest::read(dir).ok().map(|m| propagator_of(&m).to_string())
+}
+
+/// The propagator `manifest`'s run bred with (`ga` where it records none).
+fn propagator_of(manifest: &Manifest) -> &str {
+    manifest.extra.get("propagator").and_then(|v| v.as_str()).unwrap_or("ga")
 }

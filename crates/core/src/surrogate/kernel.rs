@@ -98,6 +98,8 @@ impl Kernel for PerAxisSquaredExp {
         inputs: &SMatrix<SM>,
         outputs: &SVector<SV>,
     ) {
+        // friedrich's start for its own kernels (the mean distance between points) is private to
+        // the crate: the same computed here.
         let n = inputs.nrows();
         let mut sum = 0.0;
         for i in 0..n {
