@@ -8,6 +8,8 @@
 //! - [`propulate_engine`]: the [`Optimizer`], transports, driver, checkpoints, observers, results;
 //! - [`ddp`] (`propulate_ddp`): data-parallel training inside a loss (sampler, TCP store, gradient
 //!   averaging over the worker communicator or NCCL);
+//! - [`trial`] (`propulate_trial`): a user's own program as the loss, every rank of a worker
+//!   running one process of it with a torchrun-compatible environment;
 //! - `cnn` (`propulate_cnn`, cargo feature `cnn`): the reference tutorial's CNN on MNIST-format data.
 //!
 //! ```
@@ -45,6 +47,9 @@ pub use propulate_engine::{
 
 /// Data-parallel training inside a loss: sampler, rendezvous store, gradient averaging.
 pub use propulate_ddp as ddp;
+
+/// A user's own program as a multi-rank trial (the CLI's `--space FILE -- COMMAND`).
+pub use propulate_trial as trial;
 
 /// The CNN task: the reference tutorial's network on MNIST-format data (cargo feature `cnn`).
 #[cfg(feature = "cnn")]

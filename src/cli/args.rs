@@ -177,6 +177,12 @@ pub(crate) struct RunArgs {
     /// The CNN task's options.
     #[command(flatten)]
     pub cnn: CnnArgs,
+    /// Early stopping and GPUs of the tasks that train.
+    #[command(flatten)]
+    pub training: TrainingArgs,
+    /// A user's program as the task.
+    #[command(flatten)]
+    pub trial: CommandArgs,
     #[command(flatten)]
     pub breeding: PropagatorArgs,
     /// Run this many ranks as threads of one process instead of using MPI.
@@ -361,7 +367,7 @@ pub(crate) enum LrScaleArg {
     Linear,
 }
 
-/// Options of the CNN task (ignored with --function).
+/// Options of the CNN task (ignored with --function and --space).
 #[derive(Debug, Clone, Args)]
 pub(crate) struct CnnArgs {
     /// Directory of MNIST-format idx files (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz],
@@ -394,15 +400,43 @@ pub(crate) struct CnnArgs {
     /// Where to train: cpu, cuda, or auto (the rank's GPU when libtorch sees one).
     #[arg(long, default_value = "auto", help_heading = "CNN task")]
     pub device: String,
-    /// Stop hopeless trainings early, judged after every epoch against the island's finished
-    /// ones (halving: and its running ones): none, median, static, log-linear, dynamic or halving
-    /// (successive halving).
-    #[arg(long, value_name = "NAME", default_value = "none", help_heading = "CNN task")]
+}
+
+/// Options of the tasks that train (the CNN task and command trials).
+#[derive(Debug, Clone, Args)]
+pub(crate) struct TrainingArgs {
+    /// Stop hopeless trainings early, judged after every reported step (the CNN: every epoch)
+    /// against the island's finished ones (halving: and its running ones): none, median, static,
+    /// log-linear, dynamic or halving (successive halving).
+    #[arg(long, value_name = "NAME", default_value = "none", help_heading = "Training (CNN task, command trials)")]
     pub early_stop: String,
-    /// GPUs per rank: each rank trains its replica on K consecutive GPUs (local rank x K ...),
-    /// the convolutions on the first and the classifier on the last.
-    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "CNN task")]
+    /// GPUs per rank: each rank trains its replica on K consecutive GPUs (local rank x K ...); the
+    /// CNN puts its convolutions on the first and its classifier on the last, a command trial's
+    /// process gets them as CUDA_VISIBLE_DEVICES.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "Training (CNN task, command trials)")]
     pub gpus_per_rank: u64,
+}
+
+/// Options of command trials: a user's program tuned as it is (`--space FILE -- COMMAND`).
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CommandArgs {
+    /// Tune the program given after `--` over this search space (TOML: a [params] table of float,
+    /// int and categorical parameters). Every rank of a worker runs one process of the program per
+    /// evaluation, with torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, ...).
+    #[arg(long, value_name = "FILE", conflicts_with = "function", help_heading = "Command trials")]
+    pub space: Option<PathBuf>,
+    /// Stop a trial still running after this many seconds (every process of it, on every rank);
+    /// it is recorded as failed.
+    #[arg(long, value_name = "SECONDS", help_heading = "Command trials")]
+    pub trial_timeout: Option<f64>,
+    /// Where each trial gets a directory of its own (logs per rank, result file) [default:
+    /// <checkpoint>/trials; with --no-checkpoint, <out>/trials or else ./propulate-trials].
+    #[arg(long, value_name = "DIR", help_heading = "Command trials")]
+    pub trials_dir: Option<PathBuf>,
+    /// The trial command, after `--`: `{name}` in it is replaced by a parameter's value; without
+    /// any placeholder, `--name=value` is appended for every parameter.
+    #[arg(last = true, value_name = "COMMAND", help_heading = "Command trials")]
+    pub command: Vec<String>,
 }
 
 /// The propagator a checkpoint in `dir` was bred with, if `dir` holds a readable one: the name its

@@ -7,22 +7,24 @@ use std::time::Duration;
 use serde_json::json;
 
 use propulate::cnn::{self, Backend, CnnTask as Training, DeviceChoice, Split, TrainSettings};
-use propulate::early_stop::{self, EarlyStopper, HalvingStopper, LogLinearStopper, StaticStopper, StopSettings};
-use propulate::{CoreError, Error, Result, SearchSpace};
+use propulate::early_stop::EarlyStopper;
+use propulate::{Error, Result, SearchSpace};
 
-use super::args::{CnnArgs, LrScaleArg};
+use super::args::{CnnArgs, LrScaleArg, TrainingArgs};
+use super::early_stop_choice::early_stopper;
 use super::task::{Loss, Task};
 
 pub(crate) struct CnnTask {
     space: SearchSpace,
     training: Training,
     args: CnnArgs,
+    early_stop: String,
 }
 
 impl CnnTask {
     /// Check the flags, load the data (every rank reads it; all fail alike when it is missing) and
     /// check that the backend can run where asked, all before any rank trains.
-    pub fn new(args: &CnnArgs, world_rank: usize) -> Result<Self> {
+    pub fn new(args: &CnnArgs, training_args: &TrainingArgs, world_rank: usize) -> Result<Self> {
         let bad = |what: String| Error::InvalidConfig(what);
         if args.batch == 0 {
             return Err(bad("--batch must be at least 1 image per rank".into()));
@@ -33,7 +35,7 @@ impl CnnTask {
         if args.patience == 0 {
             return Err(bad("--patience must be at least 1 epoch".into()));
         }
-        early_stopper(&args.early_stop)?;
+        early_stopper(&training_args.early_stop)?;
         let cnn_error = |e: cnn::Error| Error::InvalidConfig(e.to_string());
         let backend = match &args.backend {
             Some(name) => Backend::from_name(name).map_err(cnn_error)?,
@@ -60,32 +62,19 @@ impl CnnTask {
             backend,
             device,
             rendezvous_timeout: Duration::from_secs(120),
-            gpus_per_rank: args.gpus_per_rank as usize,
+            gpus_per_rank: training_args.gpus_per_rank as usize,
         };
         training.placement(launch.device(), world_rank, launch.local_rank).map_err(cnn_error)?;
         let lr_scale = match args.lr_scale {
             LrScaleArg::Log => cnn::LrScale::Log,
             LrScaleArg::Linear => cnn::LrScale::Linear,
         };
-        Ok(CnnTask { space: cnn::search_space_with(lr_scale), training, args: args.clone() })
-    }
-}
-
-/// The stopper `--early-stop` names, with its defaults (`none`: no stopper).
-fn early_stopper(name: &str) -> Result<Option<Box<dyn EarlyStopper>>> {
-    let default = match name {
-        "none" => return Ok(None),
-        "static" => StaticStopper::default().settings,
-        "log-linear" => LogLinearStopper::default().settings,
-        "halving" => HalvingStopper::default().settings,
-        _ => StopSettings::default(),
-    };
-    match early_stop::by_name(name, default) {
-        Ok(stopper) => Ok(Some(stopper)),
-        Err(CoreError::UnknownName { name, valid, .. }) => {
-            Err(Error::InvalidConfig(format!("--early-stop {name} is not a known early stopper; valid: none, {valid}")))
-        }
-        Err(e) => Err(e.into()),
+        Ok(CnnTask {
+            space: cnn::search_space_with(lr_scale),
+            training,
+            args: args.clone(),
+            early_stop: training_args.early_stop.clone(),
+        })
     }
 }
 
@@ -120,7 +109,7 @@ impl Task for CnnTask {
     }
 
     fn early_stopper(&self) -> Option<Box<dyn EarlyStopper>> {
-        early_stopper(&self.args.early_stop).expect("checked in CnnTask::new")
+        early_stopper(&self.early_stop).expect("checked in CnnTask::new")
     }
 
     fn default_generations(&self) -> u64 {
@@ -137,6 +126,10 @@ impl Task for CnnTask {
 
     fn default_ranks_per_worker(&self, world_size: usize) -> usize {
         if world_size.is_multiple_of(2) { 2 } else { 1 }
+    }
+
+    fn loss_name(&self) -> &'static str {
+        "validation loss"
     }
 
     fn prints_each_evaluation(&self) -> bool {

@@ -8,11 +8,13 @@ use propulate::observe::{Event, Observer, RankInfo};
 
 pub(crate) struct EvaluationLines {
     space: SearchSpace,
+    /// What the task's loss is ("validation loss" for the CNN).
+    loss_name: &'static str,
 }
 
 impl EvaluationLines {
-    pub fn new(space: SearchSpace) -> Self {
-        EvaluationLines { space }
+    pub fn new(space: SearchSpace, loss_name: &'static str) -> Self {
+        EvaluationLines { space, loss_name }
     }
 }
 
@@ -34,7 +36,7 @@ impl Observer for EvaluationLines {
                     .iter()
                     .map(|(k, v)| if v.fract() == 0.0 { format!("{k} {v}") } else { format!("{k} {v:.4}") })
                     .collect();
-                let mut s = format!("validation loss {:.4}", ind.loss);
+                let mut s = format!("{} {:.4}", self.loss_name, ind.loss);
                 if !metrics.is_empty() {
                     s += &format!(", {}", metrics.join(", "));
                 }

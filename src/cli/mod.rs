@@ -1,9 +1,11 @@
 //! The command line, private to the binary: flags (`args`), the tasks it can optimize (`task`,
-//! `cnn_task`, `function_task`), a run (`run`, `evaluation_lines`), `report` and `env`.
+//! `cnn_task`, `function_task`, `command_task`), a run (`run`, `evaluation_lines`), `report` and `env`.
 
 mod args;
 #[cfg(feature = "cnn")]
 mod cnn_task;
+mod command_task;
+mod early_stop_choice;
 mod env;
 mod evaluation_lines;
 mod function_task;

@@ -14,19 +14,35 @@ use propulate::transport::Communicator;
 use propulate::{ObserverMode, Optimizer, RunConfig, RunResult};
 
 use super::args::RunArgs;
+use super::command_task::CommandTask;
 use super::evaluation_lines::EvaluationLines;
 use super::function_task::FunctionTask;
 use super::say;
 use super::task::Task;
 
-/// The task the flags select: a benchmark function with `--function`, the CNN otherwise.
+/// The task the flags select: a benchmark function with `--function`, a user's program with
+/// `--space FILE -- COMMAND`, the CNN otherwise.
 fn task(args: &RunArgs, world_rank: usize) -> propulate::Result<Box<dyn Task>> {
+    if let Some(space) = &args.trial.space {
+        return Ok(Box::new(CommandTask::new(args, space)?));
+    }
+    if !args.trial.command.is_empty() {
+        return Err(propulate::Error::InvalidConfig(format!(
+            "a trial command ({}) needs its search space: add --space FILE",
+            args.trial.command.join(" ")
+        )));
+    }
+    if args.trial.trial_timeout.is_some() || args.trial.trials_dir.is_some() {
+        return Err(propulate::Error::InvalidConfig(
+            "--trial-timeout and --trials-dir belong to command trials (--space FILE -- COMMAND)".into(),
+        ));
+    }
     if let Some(name) = &args.function {
         return Ok(Box::new(FunctionTask::new(name, args.eval_delay_ms)?));
     }
     #[cfg(feature = "cnn")]
     {
-        Ok(Box::new(super::cnn_task::CnnTask::new(&args.cnn, world_rank)?))
+        Ok(Box::new(super::cnn_task::CnnTask::new(&args.cnn, &args.training, world_rank)?))
     }
     #[cfg(not(feature = "cnn"))]
     {
@@ -67,7 +83,8 @@ fn prepare(
         .progress(!args.quiet && !task.prints_each_evaluation())
         .observer(ObserverMode::Never, StderrReporter);
     if task.prints_each_evaluation() && !args.quiet {
-        optimizer = optimizer.observer(ObserverMode::Always, EvaluationLines::new(task.space().clone()));
+        optimizer =
+            optimizer.observer(ObserverMode::Always, EvaluationLines::new(task.space().clone(), task.loss_name()));
     }
     if let Some(dir) = &args.log_dir {
         optimizer = optimizer.observer(ObserverMode::Every(args.log_interval), RankLog::new(dir));

@@ -32,6 +32,10 @@ pub(crate) trait Task {
     fn early_stopper(&self) -> Option<Box<dyn EarlyStopper>> {
         None
     }
+    /// What the loss is, in the line per evaluation.
+    fn loss_name(&self) -> &'static str {
+        "loss"
+    }
     /// True when every evaluation is worth a line of its own on stdout (slow losses).
     fn prints_each_evaluation(&self) -> bool {
         false

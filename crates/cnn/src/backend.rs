@@ -106,29 +106,10 @@ impl Backend {
     }
 }
 
-/// The GPUs of a rank that trains on `per_rank` consecutive ones (`--gpus-per-rank`): the
-/// `visible` GPUs form `visible / per_rank` slots of `per_rank`, and local rank `r` takes slot
-/// `r mod slots` (so `r * per_rank ..` while there are enough, and a task that sees only its own
-/// GPUs, as with Slurm's `--gpus-per-task`, takes them all); more ranks than slots share them
-/// round-robin, as one-GPU ranks do. An error names what is missing and the fix.
+/// The GPUs of a rank that trains on `per_rank` consecutive ones (`--gpus-per-rank`), among the
+/// `visible` GPUs libtorch sees: [`propulate_engine::launcher::rank_gpus`].
 pub fn rank_gpus(local_rank: usize, per_rank: usize, visible: usize) -> Result<std::ops::Range<usize>> {
-    if per_rank == 0 {
-        return Err(Error::InvalidConfig("--gpus-per-rank must be at least 1".into()));
-    }
-    if visible == 0 {
-        return Err(Error::InvalidConfig(format!(
-            "--gpus-per-rank {per_rank} needs CUDA GPUs, but libtorch sees none on this node (a CPU-only \
-             libtorch, no driver, or CUDA_VISIBLE_DEVICES empty); leave it at 1 on CPUs"
-        )));
-    }
-    if visible < per_rank {
-        return Err(Error::InvalidConfig(format!(
-            "--gpus-per-rank {per_rank}: this rank sees only {visible} GPU(s) (CUDA_VISIBLE_DEVICES or the \
-             node's GPUs); give each rank {per_rank} (e.g. Slurm --gpus-per-task={per_rank}) or lower --gpus-per-rank"
-        )));
-    }
-    let first = (local_rank % (visible / per_rank)) * per_rank;
-    Ok(first..first + per_rank)
+    propulate_engine::launcher::rank_gpus(local_rank, per_rank, visible).map_err(Error::InvalidConfig)
 }
 
 /// CUDA GPUs libtorch can use (0 without the `tch` feature).
@@ -197,7 +178,7 @@ mod tests {
         assert_eq!(rank_gpus(2, 2, 4).unwrap(), 0..2);
         let e = rank_gpus(0, 4, 2).unwrap_err().to_string();
         assert!(e.contains("this rank sees only 2 GPU(s)") && e.contains("--gpus-per-task=4"), "{e}");
-        assert!(rank_gpus(0, 2, 0).unwrap_err().to_string().contains("libtorch sees none"));
+        assert!(rank_gpus(0, 2, 0).unwrap_err().to_string().contains("sees none"));
         assert!(rank_gpus(0, 0, 4).unwrap_err().to_string().contains("at least 1"));
         assert_eq!(rank_gpus(usize::MAX, 2, 4).unwrap(), 2..4, "no overflow");
     }

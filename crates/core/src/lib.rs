@@ -14,6 +14,7 @@ pub mod population;
 pub mod propagator;
 pub mod rng;
 pub mod space;
+mod space_file;
 mod surrogate;
 pub mod topology;
 

@@ -15,10 +15,20 @@ use propulate_engine::context::WorkerContext;
 pub struct WorkerStore {
     /// This rank's client.
     pub store: TcpStore,
+    /// The host name of each rank of the worker, in worker-rank order.
+    pub hosts: Vec<String>,
     server: Option<TcpStoreServer>,
+    target: String,
+    token: StoreToken,
 }
 
 impl WorkerStore {
+    /// Another client of the same store, for a thread of its own (a client serves one caller at a
+    /// time, and a blocking `wait` holds it); `timeout` bounds its connecting and blocking calls.
+    pub fn connect_again(&self, timeout: Duration) -> Result<TcpStore> {
+        TcpStore::connect(&self.target, &self.token, timeout)
+    }
+
     /// The address the store is served on (worker root only).
     pub fn served_on(&self) -> Option<std::net::SocketAddr> {
         self.server.as_ref().map(TcpStoreServer::addr)
@@ -84,7 +94,7 @@ pub fn worker_store(ctx: &mut WorkerContext<'_>, port: u16, timeout: Duration) -
                 SocketAddr::new(ip, root_port).to_string()
             };
             let store = TcpStore::connect(&target, &token, timeout)?;
-            Ok(WorkerStore { store, server })
+            Ok(WorkerStore { store, hosts, server, target, token })
         }
         (Some("error"), ..) => Err(Error::Store(format!(
             "the worker root could not serve the store: {}",

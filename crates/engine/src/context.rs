@@ -36,6 +36,11 @@ pub struct WorkerContext<'a> {
     pub seed: u64,
     /// The device this rank should use.
     pub device: Device,
+    /// The individual under evaluation (island, worker, generation): unique in the run and the same
+    /// on every rank of the worker. A resumed run evaluates an interrupted individual again under
+    /// the same id, so a directory named after it is the same one (the command task's trial
+    /// directories).
+    pub trial: IndividualId,
     pub(crate) comm: Option<&'a mut dyn Communicator>,
     /// Metrics recorded by the loss during this evaluation.
     pub(crate) metrics: Vec<(String, f64)>,
@@ -99,6 +104,7 @@ impl<'a> WorkerContext<'a> {
             worker_size: layout.ranks_per_worker(),
             seed,
             device,
+            trial: IndividualId { island: 0, worker: worker as u32, generation: 0 },
             comm,
             metrics: Vec::new(),
             reports: Reports::default(),

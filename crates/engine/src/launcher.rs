@@ -129,6 +129,47 @@ impl LaunchInfo {
     pub fn device(&self) -> Device {
         if self.visible_gpus == 0 { Device::Cpu } else { Device::Gpu(self.local_rank % self.visible_gpus) }
     }
+
+    /// The `CUDA_VISIBLE_DEVICES` value for a process of this rank that uses `per_rank` GPUs
+    /// ([`rank_gpus`]'s slot, written as this rank's own list names them, so that a list set by
+    /// the batch system is respected); `None` on a node without GPUs when one per rank is asked
+    /// for (the process runs on CPUs).
+    pub fn cuda_visible_devices(&self, per_rank: usize) -> Result<Option<String>, String> {
+        if self.visible_gpus == 0 && per_rank == 1 {
+            return Ok(None);
+        }
+        let slot = rank_gpus(self.local_rank, per_rank, self.visible_gpus)?;
+        let names: Vec<String> = match &self.gpus_from {
+            GpuSource::CudaVisibleDevices(list) => list.split(',').map(|e| e.trim().to_string()).collect(),
+            _ => (0..self.visible_gpus).map(|i| i.to_string()).collect(),
+        };
+        Ok(Some(names[slot].join(",")))
+    }
+}
+
+/// The GPUs of a rank that uses `per_rank` consecutive ones (`--gpus-per-rank`): the `visible`
+/// GPUs form `visible / per_rank` slots of `per_rank`, and local rank `r` takes slot `r mod slots`
+/// (so `r * per_rank ..` while there are enough, and a task that sees only its own GPUs, as with
+/// Slurm's `--gpus-per-task`, takes them all); more ranks than slots share them round-robin, as
+/// one-GPU ranks do. An error names what is missing and the fix.
+pub fn rank_gpus(local_rank: usize, per_rank: usize, visible: usize) -> Result<std::ops::Range<usize>, String> {
+    if per_rank == 0 {
+        return Err("--gpus-per-rank must be at least 1".into());
+    }
+    if visible == 0 {
+        return Err(format!(
+            "--gpus-per-rank {per_rank} needs CUDA GPUs, but this rank sees none on this node (a CPU-only \
+             libtorch, no driver, or CUDA_VISIBLE_DEVICES empty); leave it at 1 on CPUs"
+        ));
+    }
+    if visible < per_rank {
+        return Err(format!(
+            "--gpus-per-rank {per_rank}: this rank sees only {visible} GPU(s) (CUDA_VISIBLE_DEVICES or the \
+             node's GPUs); give each rank {per_rank} (e.g. Slurm --gpus-per-task={per_rank}) or lower --gpus-per-rank"
+        ));
+    }
+    let first = (local_rank % (visible / per_rank)) * per_rank;
+    Ok(first..first + per_rank)
 }
 
 #[cfg(test)]

@@ -58,6 +58,7 @@ impl Run<'_> {
             comm,
         );
         ctx.reports.stopping = self.stopper.is_some();
+        ctx.trial = ind.id;
         ctx
     }
 }

@@ -67,6 +67,12 @@ const ALLOWED: [&str; 9] = [
     "progress.svg.tmp",
 ];
 
+/// The command task's trial directories (`<checkpoint>/trials`, its default): logs and result
+/// files of the user's program, never read by a resume.
+fn is_trials_dir(name: &str, path: &Path) -> bool {
+    name == "trials" && path.is_dir()
+}
+
 /// A directory of per-rank logs (`--log-dir` inside the checkpoint): nothing but `rank-NNNNN.log`.
 fn is_rank_log_dir(path: &Path) -> bool {
     let Ok(entries) = fs::read_dir(path) else { return false };
@@ -143,7 +149,11 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
             has_manifest = true;
         } else if let Some(key) = parse_segment_name(&name) {
             segments.insert(key, entry.path());
-        } else if !ALLOWED.contains(&name.as_str()) && !is_lock_name(&name) && !is_rank_log_dir(&entry.path()) {
+        } else if !ALLOWED.contains(&name.as_str())
+            && !is_lock_name(&name)
+            && !is_rank_log_dir(&entry.path())
+            && !is_trials_dir(&name, &entry.path())
+        {
             return Err(Error::Checkpoint(format!(
                 "{} is not part of a propulate-rs checkpoint; use an empty or new directory for --checkpoint",
                 entry.path().display()

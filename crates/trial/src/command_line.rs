@@ -1,0 +1,110 @@
+//! The trial's command with a candidate filled in. `{name}` in any word of the command is replaced
+//! by the parameter's value (`--lr={lr}`, `lr={lr}`); a command without any placeholder gets
+//! `--name=value` appended for every parameter, in the space's order. Floats are written in full
+//! (the shortest text that reads back as the same number), categoricals as their choice.
+
+use propulate_core::{SearchSpace, Value};
+
+use crate::Error;
+
+/// The command of a trial, as given after `--`.
+#[derive(Debug, Clone)]
+pub struct CommandTemplate {
+    words: Vec<String>,
+    /// True when a word holds a `{name}` of the space: then nothing is appended.
+    placeholders: bool,
+}
+
+impl CommandTemplate {
+    /// `words` for candidates of `space`: at least a program to run.
+    pub fn new(words: Vec<String>, space: &SearchSpace) -> Result<Self, Error> {
+        if words.first().is_none_or(|w| w.is_empty()) {
+            return Err(Error::InvalidConfig(
+                "no trial command: give the program after `--`, e.g. `-- python train.py`".into(),
+            ));
+        }
+        let placeholders = words.iter().any(|w| space.params().iter().any(|p| w.contains(&format!("{{{}}}", p.name))));
+        Ok(CommandTemplate { words, placeholders })
+    }
+
+    /// The command as given.
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
+
+    /// The command for the candidate `values` of `space`.
+    pub fn argv(&self, space: &SearchSpace, values: &[Value]) -> Vec<String> {
+        let rendered: Vec<(&str, String)> =
+            space.params().iter().enumerate().map(|(i, p)| (p.name.as_str(), space.render(i, values[i]))).collect();
+        if !self.placeholders {
+            let mut argv = self.words.clone();
+            argv.extend(rendered.iter().map(|(name, value)| format!("--{name}={value}")));
+            return argv;
+        }
+        self.words
+            .iter()
+            .map(|w| rendered.iter().fold(w.clone(), |w, (name, value)| w.replace(&format!("{{{name}}}"), value)))
+            .collect()
+    }
+}
+
+/// The candidate as one JSON object (`PROPULATE_PARAMS`): numbers, and strings for categoricals.
+pub(crate) fn params_json(space: &SearchSpace, values: &[Value]) -> String {
+    let map: serde_json::Map<String, serde_json::Value> =
+        space.params().iter().enumerate().map(|(i, p)| (p.name.clone(), space.to_json(i, values[i]))).collect();
+    serde_json::Value::Object(map).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space() -> SearchSpace {
+        SearchSpace::builder()
+            .log_float("lr", 1e-4, 1e-2)
+            .int("layers", 2, 10)
+            .categorical("act", &["relu", "tanh"])
+            .build()
+            .unwrap()
+    }
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    const VALUES: [Value; 3] = [Value::Float(0.000123), Value::Int(4), Value::Cat(1)];
+
+    #[test]
+    fn without_placeholders_every_parameter_is_appended() {
+        let t = CommandTemplate::new(words(&["python", "train.py", "--epochs", "5"]), &space()).unwrap();
+        assert_eq!(
+            t.argv(&space(), &VALUES),
+            ["python", "train.py", "--epochs", "5", "--lr=0.000123", "--layers=4", "--act=tanh"]
+        );
+    }
+
+    #[test]
+    fn placeholders_are_replaced_and_nothing_is_appended() {
+        let t =
+            CommandTemplate::new(words(&["./run", "--rate={lr}", "{act}", "{unknown}", "{layers}{layers}"]), &space())
+                .unwrap();
+        assert_eq!(t.argv(&space(), &VALUES), ["./run", "--rate=0.000123", "tanh", "{unknown}", "44"]);
+    }
+
+    #[test]
+    fn floats_read_back_exactly_and_the_json_has_the_choices() {
+        let x = 0.1 + 0.2;
+        let values = [Value::Float(x), Value::Int(-3), Value::Cat(0)];
+        let t = CommandTemplate::new(words(&["p"]), &space()).unwrap();
+        let lr = t.argv(&space(), &values)[1].strip_prefix("--lr=").unwrap().parse::<f64>().unwrap();
+        assert_eq!(lr, x);
+        let json: serde_json::Value = serde_json::from_str(&params_json(&space(), &values)).unwrap();
+        assert_eq!(json, serde_json::json!({"lr": x, "layers": -3, "act": "relu"}));
+    }
+
+    #[test]
+    fn an_empty_command_is_refused() {
+        assert!(CommandTemplate::new(vec![], &space()).unwrap_err().to_string().contains("no trial command"));
+        assert!(CommandTemplate::new(words(&[""]), &space()).is_err());
+    }
+}

@@ -1,0 +1,138 @@
+//! propulate-trial: a user's own program as the loss of a propulate-rs search. For every
+//! evaluation, each rank of the worker starts one process of the program, and the worker's ranks
+//! form one distributed job: the processes get the environment torchrun would give them (`RANK`,
+//! `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`), so that
+//! `torch.distributed.init_process_group("env://")` just works, plus the candidate
+//! (`PROPULATE_PARAMS`, and as arguments) and where to put the result (`PROPULATE_RESULT`).
+//!
+//! - `command_line`: the command with the candidate's values filled in.
+//! - `placement`: where each process sits in the trial's job (ranks, hosts, port, GPUs).
+//! - `process`: one process of the trial: its own process group, killed with its rank, logs.
+//! - `report_lines`: what the program tells us (`propulate: step=.. loss=..`, the result file).
+//! - `bus`: the events the worker's ranks share while their processes run.
+//! - `evaluation`: one evaluation on one rank, from set-up to the agreed outcome.
+//!
+//! ```no_run
+//! use std::path::PathBuf;
+//! use propulate_core::SearchSpace;
+//! use propulate_trial::{CommandTrial, TrialSettings};
+//!
+//! let space = SearchSpace::from_toml_file("space.toml".as_ref()).unwrap();
+//! let argv: Vec<String> = ["python", "train.py", "--epochs", "5"].map(String::from).into();
+//! let trial = CommandTrial::new(argv, space, TrialSettings::new(PathBuf::from("trials"))).unwrap();
+//! // The loss closure of `Optimizer::run`: `|p, ctx| trial.evaluate(p, ctx)`.
+//! ```
+#![warn(missing_docs)]
+
+mod bus;
+mod command_line;
+mod evaluation;
+pub mod placement;
+mod process;
+pub mod report_lines;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use propulate_core::individual::IndividualId;
+use propulate_core::{Params, SearchSpace};
+use propulate_engine::{LossResult, WorkerContext};
+
+pub use command_line::CommandTemplate;
+
+/// A set-up error of a command trial (the evaluation's own failures are recorded, not returned).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The command or its settings cannot work.
+    #[error("{0}")]
+    InvalidConfig(String),
+}
+
+/// How trials run.
+#[derive(Debug, Clone)]
+pub struct TrialSettings {
+    /// Each trial gets a directory of its own in here (`island<i>-worker<w>-gen<g>`, emptied when
+    /// an interrupted trial runs again): the per-rank logs and the result file.
+    pub trials_dir: PathBuf,
+    /// A trial still running after this long is stopped and recorded as failed.
+    pub timeout: Option<Duration>,
+    /// GPUs each process uses (`CUDA_VISIBLE_DEVICES`), assigned as the CNN task assigns them.
+    pub gpus_per_rank: usize,
+    /// Longest wait for the worker's ranks to meet before a trial starts.
+    pub rendezvous_timeout: Duration,
+    /// Once rank 0's process has ended well, how long the other ranks' processes have to end too
+    /// before they are stopped (a process hanging in a collective its peer left).
+    pub finish_grace: Duration,
+    /// Between the polite stop (SIGTERM to the trial's process group) and SIGKILL.
+    pub kill_grace: Duration,
+}
+
+impl TrialSettings {
+    /// The defaults, with trial directories in `trials_dir`.
+    pub fn new(trials_dir: PathBuf) -> Self {
+        TrialSettings {
+            trials_dir,
+            timeout: None,
+            gpus_per_rank: 1,
+            rendezvous_timeout: Duration::from_secs(120),
+            finish_grace: Duration::from_secs(60),
+            kill_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A user's program as a trial: every rank of a worker runs one process of `argv` per evaluation.
+pub struct CommandTrial {
+    template: CommandTemplate,
+    space: SearchSpace,
+    settings: TrialSettings,
+    /// This rank's `CUDA_VISIBLE_DEVICES` for its processes (`None`: leave the environment's).
+    cuda_devices: Option<String>,
+    /// `OMP_NUM_THREADS` for the processes when the environment sets none: this node's cores
+    /// shared by its ranks, as torchrun and the CNN task do.
+    omp_threads: usize,
+}
+
+impl CommandTrial {
+    /// Check the command against `space` and the GPU request against this node.
+    pub fn new(argv: Vec<String>, space: SearchSpace, mut settings: TrialSettings) -> Result<Self, Error> {
+        // Absolute, so that a program that changes its directory still finds its files.
+        settings.trials_dir = std::path::absolute(&settings.trials_dir).map_err(|e| {
+            Error::InvalidConfig(format!("the trials directory {}: {e}", settings.trials_dir.display()))
+        })?;
+        let template = CommandTemplate::new(argv, &space)?;
+        if let Some(t) = settings.timeout
+            && t.is_zero()
+        {
+            return Err(Error::InvalidConfig("--trial-timeout must be more than 0 seconds".into()));
+        }
+        let launch = propulate_engine::launcher::LaunchInfo::detect();
+        let cuda_devices = launch.cuda_visible_devices(settings.gpus_per_rank).map_err(Error::InvalidConfig)?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let omp_threads = (cores / launch.local_size.unwrap_or(1).max(1)).max(1);
+        Ok(CommandTrial { template, space, settings, cuda_devices, omp_threads })
+    }
+
+    /// The search space the command is tuned over.
+    pub fn space(&self) -> &SearchSpace {
+        &self.space
+    }
+
+    /// The command as given.
+    pub fn command(&self) -> &[String] {
+        self.template.words()
+    }
+
+    /// The directory of the trial `id`.
+    pub fn trial_dir(&self, id: IndividualId) -> PathBuf {
+        self.settings.trials_dir.join(format!("island{}-worker{}-gen{}", id.island, id.worker, id.generation))
+    }
+
+    /// Run one evaluation of `p` on this rank (collective over the worker's ranks, as every loss):
+    /// the loss rank 0's process reports; a failed, timed-out or unreadable trial as an error
+    /// (recorded as a failed evaluation), a trial the early stopper stopped as its last value.
+    pub fn evaluate(&self, p: Params<'_>, ctx: &mut WorkerContext<'_>) -> LossResult {
+        evaluation::evaluate(self, p, ctx)
+    }
+}

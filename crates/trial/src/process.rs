@@ -1,0 +1,172 @@
+//! One process of a trial, started by one rank: in a process group of its own (so that stopping
+//! the trial stops whatever it started too), killed by the kernel when its rank dies (a
+//! parent-death signal: a `kill -9` of the job leaves no training behind), stdin closed, stderr
+//! to a file, stdout to a file through a reader that passes each line on.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::Sender;
+
+use crate::evaluation::Heard;
+
+/// A running (or finished) process of a trial.
+pub(crate) struct TrialProcess {
+    /// Its pid, which is also its process group's id.
+    pid: i32,
+    /// Where its stderr goes, for the tail quoted in a failure.
+    pub stderr_path: PathBuf,
+}
+
+/// The files a rank's process writes into its trial directory.
+pub(crate) fn log_paths(dir: &Path, rank: usize) -> (PathBuf, PathBuf) {
+    (dir.join(format!("rank{rank}.stdout")), dir.join(format!("rank{rank}.stderr")))
+}
+
+impl TrialProcess {
+    /// Start `argv` with `env` added, logging into `dir` as worker rank `rank`. Its stdout lines
+    /// come to `heard` as [`Heard::Line`] (then [`Heard::StdoutClosed`]) and its end as
+    /// [`Heard::Exited`].
+    pub fn spawn(
+        argv: &[String],
+        env: &[(String, String)],
+        dir: &Path,
+        rank: usize,
+        heard: Sender<Heard>,
+    ) -> std::io::Result<Self> {
+        let (stdout_path, stderr_path) = log_paths(dir, rank);
+        let mut stdout_log = File::create(&stdout_path)?;
+        let stderr_log = File::create(&stderr_path)?;
+        let parent = std::process::id() as libc::pid_t;
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr_log)
+            .process_group(0);
+        // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid, _exit).
+        unsafe {
+            cmd.pre_exec(move || {
+                // The signal comes when the thread that started the process ends; the loss runs on
+                // the rank's own thread for the whole evaluation, so that is the rank's death.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The rank died between the fork and the prctl: nobody would ever stop this one.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn()?;
+        let pid = child.id() as i32;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let lines = heard.clone();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = Vec::new();
+            while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+                let _ = stdout_log.write_all(&line);
+                let _ = lines.send(Heard::Line(String::from_utf8_lossy(&line).into_owned()));
+                line.clear();
+            }
+            let _ = stdout_log.flush();
+            let _ = lines.send(Heard::StdoutClosed);
+        });
+        std::thread::spawn(move || {
+            let status = child.wait();
+            let _ = heard.send(Heard::Exited(status.map_err(|e| e.to_string())));
+        });
+        Ok(TrialProcess { pid, stderr_path })
+    }
+
+    /// Send `signal` to the trial's whole process group (what the program started too); a group
+    /// that is gone already is no error.
+    pub fn signal_group(&self, signal: libc::c_int) {
+        // SAFETY: killpg has no memory effects; the group id is the child's pid, its own group.
+        unsafe {
+            libc::killpg(self.pid, signal);
+        }
+    }
+}
+
+/// How a process ended, for a failure's reason (`None`: it succeeded).
+pub(crate) fn failure_of(status: &Result<ExitStatus, String>) -> Option<String> {
+    match status {
+        Ok(s) if s.success() => None,
+        Ok(s) => Some(match (s.code(), s.signal()) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(sig)) => format!("was killed by signal {sig} ({})", signal_name(sig)),
+            _ => format!("ended with {s}"),
+        }),
+        Err(e) => Some(format!("could not be waited for: {e}")),
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        _ => "a signal",
+    }
+}
+
+/// The last lines of a log, on one line (`a | b | c`), for a failure's reason: the traceback's
+/// end usually says what went wrong. Empty when the log is empty or unreadable.
+pub(crate) fn log_tail(path: &Path) -> String {
+    const BYTES: u64 = 4096;
+    const LINES: usize = 6;
+    const CHARS: usize = 600;
+    let mut text = String::new();
+    if let Ok(mut f) = File::open(path) {
+        let len = f.metadata().map_or(0, |m| m.len());
+        let _ = f.seek(SeekFrom::Start(len.saturating_sub(BYTES)));
+        let mut bytes = Vec::new();
+        let _ = f.read_to_end(&mut bytes);
+        text = String::from_utf8_lossy(&bytes).into_owned();
+    }
+    let lines: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(LINES)..].join(" | ");
+    match tail.char_indices().rev().nth(CHARS - 1) {
+        Some((start, _)) if tail.chars().count() > CHARS => format!("...{}", &tail[start..]),
+        _ => tail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exits_are_described_by_status_or_signal() {
+        assert_eq!(failure_of(&Ok(ExitStatus::from_raw(0))), None);
+        assert_eq!(failure_of(&Ok(ExitStatus::from_raw(3 << 8))).unwrap(), "exited with status 3");
+        assert_eq!(failure_of(&Ok(ExitStatus::from_raw(9))).unwrap(), "was killed by signal 9 (SIGKILL)");
+    }
+
+    #[test]
+    fn the_tail_is_the_last_lines_on_one_line_and_short() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("err");
+        assert_eq!(log_tail(&path), "");
+        let text: String = (0..100).map(|i| format!("line {i}\n\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(log_tail(&path), "line 94 | line 95 | line 96 | line 97 | line 98 | line 99");
+        std::fs::write(&path, "x".repeat(5000)).unwrap();
+        let tail = log_tail(&path);
+        assert!(tail.starts_with("...") && tail.chars().count() == 603, "{}", tail.len());
+    }
+}

@@ -1,0 +1,108 @@
+//! What a trial's program tells propulate-rs, and how it is read:
+//!
+//! - the result: `{"loss": <number>, ...}` written by the rank-0 process to `$PROPULATE_RESULT`
+//!   (more numeric keys are kept as metrics of the trial), or a line `propulate: loss=<number>` on
+//!   its stdout; the file wins when there are both;
+//! - intermediate values: a line `propulate: step=<n> loss=<number>` each, for early stopping.
+
+use std::path::Path;
+
+/// A line of the rank-0 process's stdout, as far as propulate-rs is concerned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    /// `propulate: step=<n> loss=<number>`.
+    Step {
+        /// The step (an epoch, say); steps must increase.
+        step: u64,
+        /// Its value.
+        value: f64,
+    },
+    /// `propulate: loss=<number>`: the result.
+    Loss(f64),
+    /// A line that starts with `propulate:` but cannot be read: what is wrong with it.
+    Malformed(String),
+    /// Anything else: the program's own output.
+    Other,
+}
+
+/// Read one line of output.
+pub fn parse_line(line: &str) -> Line {
+    let Some(rest) = line.trim().strip_prefix("propulate:") else { return Line::Other };
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let malformed = || {
+        Line::Malformed(format!(
+            "'{}': expected 'propulate: loss=<number>' or 'propulate: step=<n> loss=<number>'",
+            line.trim()
+        ))
+    };
+    let number = |w: &str, key: &str| w.strip_prefix(key).and_then(|v| v.parse::<f64>().ok());
+    match words.as_slice() {
+        [loss] => number(loss, "loss=").map_or_else(malformed, Line::Loss),
+        [step, loss] => match (step.strip_prefix("step=").and_then(|s| s.parse::<u64>().ok()), number(loss, "loss=")) {
+            (Some(step), Some(value)) => Line::Step { step, value },
+            _ => malformed(),
+        },
+        _ => malformed(),
+    }
+}
+
+/// A result file's contents: the loss, and the other numbers as metrics (booleans as 0 or 1).
+pub fn parse_result_file(path: &Path, text: &str) -> Result<(f64, Vec<(String, f64)>), String> {
+    let what = || format!("the result file {}", path.display());
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("{} is not JSON: {e}", what()))?;
+    let serde_json::Value::Object(map) = value else {
+        return Err(format!("{} is not a JSON object such as {{\"loss\": 0.25}}", what()));
+    };
+    let loss = match map.get("loss") {
+        Some(serde_json::Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+        Some(other) => return Err(format!("{} has \"loss\": {other}, not a number", what())),
+        None => return Err(format!("{} has no \"loss\"", what())),
+    };
+    let metrics = map
+        .iter()
+        .filter(|(k, _)| *k != "loss")
+        .filter_map(|(k, v)| match v {
+            serde_json::Value::Number(n) => n.as_f64().map(|x| (k.clone(), x)),
+            serde_json::Value::Bool(b) => Some((k.clone(), f64::from(u8::from(*b)))),
+            _ => None,
+        })
+        .collect();
+    Ok((loss, metrics))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_read_as_documented() {
+        assert_eq!(parse_line("propulate: loss=0.25"), Line::Loss(0.25));
+        assert_eq!(parse_line("  propulate: loss=1e-3\n"), Line::Loss(1e-3));
+        assert_eq!(parse_line("propulate: step=3 loss=0.5"), Line::Step { step: 3, value: 0.5 });
+        assert_eq!(parse_line("epoch 3: loss=0.5"), Line::Other);
+        assert_eq!(parse_line("[rank0] propulate: loss=0.5"), Line::Other);
+        for bad in
+            ["propulate: loss=abc", "propulate: step=-1 loss=1", "propulate: lost=1", "propulate:", "propulate: step=1"]
+        {
+            assert!(matches!(parse_line(bad), Line::Malformed(m) if m.contains("expected")), "{bad}");
+        }
+    }
+
+    #[test]
+    fn result_files_give_the_loss_and_numeric_metrics() {
+        let p = Path::new("r.json");
+        let (loss, metrics) =
+            parse_result_file(p, r#"{"loss": 0.5, "accuracy": 0.9, "epochs": 3, "note": "x", "best": true}"#).unwrap();
+        assert_eq!(loss, 0.5);
+        assert_eq!(metrics, [("accuracy".to_string(), 0.9), ("best".to_string(), 1.0), ("epochs".to_string(), 3.0)]);
+        for (bad, expected) in [
+            ("", "not JSON"),
+            ("[1]", "not a JSON object"),
+            (r#"{"acc": 1}"#, "no \"loss\""),
+            (r#"{"loss": "0.5"}"#, "not a number"),
+        ] {
+            let e = parse_result_file(p, bad).unwrap_err();
+            assert!(e.contains(expected) && e.contains("r.json"), "{bad}: {e}");
+        }
+    }
+}
