@@ -1,0 +1,359 @@
+//! Command trials (`--space FILE -- COMMAND`) with real parts: a PyTorch DDP program over gloo as
+//! the trial under mpirun with two ranks per worker, the environment every process gets, early
+//! stopping, and the faults (a rank exits 1, is killed, hangs past the limit, writes garbage or
+//! nothing; kill -9 of the whole job, then resume), each ending as documented with no process left
+//! behind.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Transport, bin, mpirun, run_with_timeout};
+use serde_json::Value;
+
+fn fake_trial() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trials/fake_trial.sh").display().to_string()
+}
+
+/// A marker unique to one test, put into the command line of every process its trials start.
+fn marker(name: &str) -> String {
+    format!("propulate-test-{name}-{}", std::process::id())
+}
+
+const SPACE: &str = "[params]\nx = { type = \"float\", low = -2.0, high = 2.0 }\n";
+
+/// `propulate-rs` on `transport` with `np` ranks tuning `command` over `space`, into `dir`
+/// (checkpoint `dir/ck`, results `dir/out`).
+fn run_trials(transport: Transport, np: usize, space: &str, flags: &[&str], command: &[&str], dir: &Path) -> Output {
+    std::fs::write(dir.join("space.toml"), space).unwrap();
+    let mut cmd = match transport {
+        Transport::Mpi => {
+            let mut c = mpirun(np);
+            c.arg(bin());
+            c
+        }
+        Transport::Local => {
+            let mut c = Command::new(bin());
+            c.args(["--local-ranks", &np.to_string()]);
+            c
+        }
+    };
+    cmd.arg("--space").arg(dir.join("space.toml")).args(flags);
+    cmd.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
+    cmd.arg("--").args(command);
+    run_with_timeout(cmd, Duration::from_secs(300))
+}
+
+fn succeeded(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "the run failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn trials(dir: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(dir.join("out/trials.jsonl")).expect("trials.jsonl");
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn trial_dir(dir: &Path, t: &Value) -> PathBuf {
+    dir.join("ck/trials").join(format!("island{}-worker{}-gen{}", t["island"], t["worker"], t["generation"]))
+}
+
+/// Processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let out = Command::new("pgrep").arg("-af").arg(marker).output().expect("pgrep");
+    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
+}
+
+/// No process of `marker` is left (allowing `within` for the kernel to deliver the signals).
+fn assert_none_left(marker: &str, within: Duration) {
+    let start = Instant::now();
+    while !processes_with(marker).is_empty() {
+        assert!(start.elapsed() < within, "trial processes were left behind: {:?}", processes_with(marker));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The python of the virtual environment with torch that the README's set-up installs
+/// (`scripts/libtorch-env.sh`: LIBTORCH is its `site-packages/torch`).
+fn torch_python() -> PathBuf {
+    let from_libtorch = std::env::var_os("LIBTORCH")
+        .map(PathBuf::from)
+        .and_then(|t| t.ancestors().nth(4).map(|venv| venv.join("bin/python")));
+    let in_repo = Path::new(env!("CARGO_MANIFEST_DIR")).join(".torch/bin/python");
+    [std::env::var_os("PROPULATE_TORCH_PYTHON").map(PathBuf::from), from_libtorch, Some(in_repo)]
+        .into_iter()
+        .flatten()
+        .find(|p| p.exists())
+        .expect("no python with torch: run the tests through scripts/test.sh (it installs torch into .torch/)")
+}
+
+#[test]
+fn a_pytorch_ddp_program_is_tuned_by_two_rank_workers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trials/ddp_allreduce.py");
+    let python = torch_python();
+    let command = [python.to_str().unwrap(), script.to_str().unwrap()];
+    let out = run_trials(
+        Transport::Mpi,
+        4,
+        SPACE,
+        &["--ranks-per-worker", "2", "--generations", "2", "--trial-timeout", "240"],
+        &command,
+        tmp.path(),
+    );
+    let stdout = succeeded(&out);
+    assert!(stdout.contains("worker 1 (island 0) generation 1: x="), "one line per evaluation:\n{stdout}");
+    let trials = trials(tmp.path());
+    assert_eq!(trials.len(), 4);
+    for t in &trials {
+        assert_eq!(t["failure"], Value::Null, "{t}");
+        let x = t["params"]["x"].as_f64().unwrap();
+        // Ranks 0 and 1 contribute 1 and 2: only the all-reduce over both gives 3.
+        assert_eq!(t["metrics"]["rank_sum"], 3.0, "{t}");
+        assert_eq!(t["metrics"]["world_size"], 2.0, "{t}");
+        let expected = 3.0 * (x - 0.5) * (x - 0.5);
+        assert!((t["loss"].as_f64().unwrap() - expected).abs() <= 1e-12 * expected.max(1.0), "{t}");
+        let logs = trial_dir(tmp.path(), t);
+        for rank in 0..2 {
+            assert!(
+                logs.join(format!("rank{rank}.stdout")).exists() && logs.join(format!("rank{rank}.stderr")).exists()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_process_gets_torchruns_environment_and_the_candidate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mark = marker("env");
+    let trial = fake_trial();
+    let out = run_trials(
+        Transport::Mpi,
+        4,
+        SPACE,
+        &["--ranks-per-worker", "2", "--generations", "2", "--islands", "2"],
+        &[&trial, "ok", &mark, "{x}"],
+        tmp.path(),
+    );
+    succeeded(&out);
+    let trials = trials(tmp.path());
+    assert_eq!(trials.len(), 4);
+    for t in &trials {
+        let x = t["params"]["x"].as_f64().unwrap();
+        assert_eq!(t["loss"].as_f64().unwrap(), x * x, "{t}");
+        assert_eq!(t["metrics"]["accuracy"], 0.75, "numeric keys of the result file are metrics: {t}");
+        assert!(t["metrics"].get("note").is_none(), "{t}");
+        let dir = trial_dir(tmp.path(), t);
+        let env = |rank: usize| -> std::collections::BTreeMap<String, String> {
+            std::fs::read_to_string(dir.join(format!("env-rank{rank}.txt")))
+                .unwrap()
+                .lines()
+                .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+                .collect()
+        };
+        let (e0, e1) = (env(0), env(1));
+        for (rank, e) in [(0, &e0), (1, &e1)] {
+            assert_eq!(e["RANK"], rank.to_string());
+            assert_eq!(e["LOCAL_RANK"], rank.to_string());
+            assert_eq!(e["WORLD_SIZE"], "2");
+            assert_eq!(e["LOCAL_WORLD_SIZE"], "2");
+            assert_eq!(e["MASTER_ADDR"], "127.0.0.1");
+            let params: Value = serde_json::from_str(&e["PROPULATE_PARAMS"]).unwrap();
+            assert_eq!(params["x"].as_f64().unwrap(), x);
+            assert_eq!(e["PROPULATE_TRIAL"], format!("{}/{}/{}", t["island"], t["worker"], t["generation"]));
+            assert_eq!(Path::new(&e["PROPULATE_TRIAL_DIR"]), dir.canonicalize().unwrap());
+            assert_eq!(Path::new(&e["PROPULATE_RESULT"]), dir.canonicalize().unwrap().join("result.json"));
+            assert!(e["OMP_NUM_THREADS"].parse::<usize>().unwrap() >= 1);
+        }
+        assert_eq!(e0["MASTER_PORT"], e1["MASTER_PORT"], "both ranks of a trial meet at one port");
+    }
+    assert_none_left(&mark, Duration::from_secs(5));
+}
+
+#[test]
+fn a_loss_line_on_stdout_is_a_result_and_parameters_are_appended_without_placeholders() {
+    for transport in common::BOTH {
+        let tmp = tempfile::tempdir().unwrap();
+        let mark = marker("stdout");
+        let space = "[params]\nx = { type = \"float\", low = 0.5, high = 2.0, log = true }\n\
+                     act = { type = \"categorical\", choices = [\"relu\", \"tanh\"] }\n";
+        // bash -c 'script "$@"': the appended --x=... --act=... arrive as $1 and $2.
+        let script = format!("exec {} stdout {mark} ${{1#--x=}}; : \"$2\"", fake_trial());
+        let out =
+            run_trials(transport, 2, space, &["--generations", "3"], &["bash", "-c", &script, "trial"], tmp.path());
+        succeeded(&out);
+        let trials = trials(tmp.path());
+        assert_eq!(trials.len(), 6, "{transport:?}");
+        for t in &trials {
+            let x = t["params"]["x"].as_f64().unwrap();
+            assert_eq!(t["loss"].as_f64().unwrap(), x * x, "{transport:?}: {t}");
+            let stdout = std::fs::read_to_string(trial_dir(tmp.path(), t).join("rank0.stdout")).unwrap();
+            assert!(stdout.starts_with("some output of rank 0\npropulate: loss="), "{stdout}");
+        }
+    }
+}
+
+/// One fault per run, two ranks per worker: every trial fails with its reason, the run goes on to
+/// its end, and no process of any trial is left.
+#[test]
+fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
+    let cases: [(&str, Transport, &[&str]); 6] = [
+        ("exit1", Transport::Mpi, &["rank 1's process exited with status 1", "stderr ends: Traceback: boom on rank 1"]),
+        ("exit1", Transport::Local, &["rank 1's process exited with status 1"]),
+        ("killed", Transport::Mpi, &["rank 1's process was killed by signal 9 (SIGKILL)"]),
+        ("hang", Transport::Mpi, &["timed out: still running after 2 s (--trial-timeout)"]),
+        ("garbage", Transport::Mpi, &["is not JSON"]),
+        ("silent", Transport::Mpi, &["no result: rank 0's process wrote no $PROPULATE_RESULT"]),
+    ];
+    for (mode, transport, reasons) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let mark = marker(mode);
+        let out = run_trials(
+            transport,
+            2,
+            SPACE,
+            &["--ranks-per-worker", "2", "--generations", "2", "--trial-timeout", "2"],
+            &[&fake_trial(), mode, &mark, "{x}"],
+            tmp.path(),
+        );
+        let stdout = succeeded(&out);
+        let trials = trials(tmp.path());
+        assert_eq!(trials.len(), 2, "{mode}");
+        for t in &trials {
+            let failure = t["failure"].as_str().unwrap_or_else(|| panic!("{mode}: not failed: {t}"));
+            for reason in reasons {
+                assert!(failure.contains(reason), "{mode} {transport:?}: {reason:?} not in {failure:?}");
+            }
+        }
+        assert!(stdout.contains("failed: "), "{mode}: the line per evaluation says so:\n{stdout}");
+        assert_none_left(&mark, Duration::from_secs(5));
+    }
+}
+
+#[test]
+fn early_stopping_prunes_a_trial_on_every_rank_with_its_last_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mark = marker("curve");
+    // One worker, so that the sequence of trials (and so what is pruned) is the same every time.
+    let flags = ["--ranks-per-worker", "2", "--generations", "10", "--early-stop", "median", "--propagator", "ga"];
+    let flags = [&flags[..], &["--random-start", "10", "--seed", "3"]].concat();
+    let out = run_trials(Transport::Mpi, 2, SPACE, &flags, &[&fake_trial(), "curve", &mark, "{x}"], tmp.path());
+    let stdout = succeeded(&out);
+    let trials = trials(tmp.path());
+    assert_eq!(trials.len(), 10);
+    let pruned: Vec<&Value> = trials.iter().filter(|t| t["pruned"] == true).collect();
+    assert!(!pruned.is_empty(), "nothing was pruned:\n{stdout}");
+    for t in &trials {
+        assert_eq!(t["failure"], Value::Null, "{t}");
+        let curve = t["curve"].as_array().unwrap();
+        let last = curve.last().unwrap()[1].as_f64().unwrap();
+        if t["pruned"] == true {
+            assert_eq!(t["loss"].as_f64().unwrap(), last, "a pruned trial's loss is its last report: {t}");
+            assert!(curve.len() < 6, "{t}");
+        } else {
+            assert_eq!(curve.len(), 6, "{t}");
+            let x = t["params"]["x"].as_f64().unwrap();
+            assert_eq!(t["loss"].as_f64().unwrap(), x * x, "{t}");
+        }
+    }
+    assert!(stdout.contains("pruned after step"), "{stdout}");
+    assert_none_left(&mark, Duration::from_secs(5));
+}
+
+fn recorded(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("worker-"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().matches(r#"{"e":"eval""#).count())
+        .sum()
+}
+
+#[test]
+fn a_kill_9_of_the_job_leaves_no_trial_process_and_the_resume_completes_the_budget_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mark = marker("kill");
+    std::fs::write(dir.join("space.toml"), SPACE).unwrap();
+    let trial = fake_trial();
+    let job_args = |c: &mut Command| {
+        c.arg(bin()).arg("--space").arg(dir.join("space.toml"));
+        c.args(["--ranks-per-worker", "2", "--generations", "6", "--quiet"]);
+        c.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
+        c.args(["--", &trial, "slow", &mark, "{x}"]);
+    };
+    let mut cmd = mpirun(4);
+    job_args(&mut cmd);
+    let mut job = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let start = Instant::now();
+    while recorded(&dir.join("ck")) < 3 {
+        assert!(start.elapsed() < Duration::from_secs(120), "the run never recorded 3 evaluations");
+        assert!(job.try_wait().unwrap().is_none(), "the job ended before it could be killed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Every rank by pid (OpenMPI's ranks outlive mpirun), then mpirun: trials are mid-run.
+    let ranks = Command::new("pgrep").arg("-P").arg(job.id().to_string()).output().unwrap();
+    for pid in String::from_utf8_lossy(&ranks.stdout).split_whitespace() {
+        let _ = Command::new("kill").args(["-9", pid]).status();
+    }
+    let _ = job.kill();
+    let _ = job.wait();
+    assert!(recorded(&dir.join("ck")) < 12, "the kill came after the end");
+    assert_none_left(&mark, Duration::from_secs(10));
+    let mut cmd = mpirun(4);
+    job_args(&mut cmd);
+    let out = run_with_timeout(cmd, Duration::from_secs(300));
+    succeeded(&out);
+    let trials = trials(dir);
+    let ids: std::collections::BTreeSet<(u64, u64)> =
+        trials.iter().map(|t| (t["worker"].as_u64().unwrap(), t["generation"].as_u64().unwrap())).collect();
+    assert_eq!(trials.len(), 12, "exactly the budget: 2 workers x 6 generations");
+    assert_eq!(ids.len(), 12, "no trial twice");
+    assert!(trials.iter().all(|t| t["failure"].is_null()), "the interrupted trials ran again and finished");
+    assert_none_left(&mark, Duration::from_secs(5));
+}
+
+#[test]
+fn bad_command_trial_flags_are_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = tmp.path().join("space.toml");
+    std::fs::write(&space, "[params]\nlr = { type = \"float\", low = 1e-2, high = 1e-4, log = true }\n").unwrap();
+    let good = tmp.path().join("good.toml");
+    std::fs::write(&good, SPACE).unwrap();
+    let s = space.to_str().unwrap();
+    let g = good.to_str().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (&["--space", s, "--", "true"], "parameter 'lr': lower bound 0.01 must be below upper bound 0.0001"),
+        (&["--space", g], "needs the trial command after `--`"),
+        (&["--", "python", "train.py"], "a trial command (python train.py) needs its search space: add --space FILE"),
+        (&["--space", g, "--trial-timeout", "0", "--", "true"], "--trial-timeout must be a positive number"),
+        (
+            &["--function", "sphere", "--trial-timeout", "5"],
+            "--trial-timeout and --trials-dir belong to command trials",
+        ),
+        (&["--space", g, "--early-stop", "sometimes", "--", "true"], "--early-stop sometimes is not a known"),
+    ];
+    for (args, expected) in cases {
+        let mut cmd = Command::new(bin());
+        cmd.args(["--local-ranks", "1", "--no-checkpoint"]).args(args);
+        let out = run_with_timeout(cmd, Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: expected {expected:?} in {stderr}");
+    }
+    let mut cmd = Command::new(bin());
+    cmd.args(["--space", g, "--function", "sphere", "--", "true"]);
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot be used with"),
+        "clap refuses --space with --function"
+    );
+}
