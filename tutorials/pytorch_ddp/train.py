@@ -1,0 +1,144 @@
+"""The CNN of Propulate's torch_ddp_example tutorial as a stand-alone PyTorch DDP training script,
+written for propulate-rs (command trials): one run trains one network data-parallel over the
+processes propulate-rs starts for a worker, and reports its validation loss.
+
+Run by propulate-rs (see tutorials/pytorch_ddp/README.md):
+
+    mpirun -np 4 propulate-rs --ranks-per-worker 2 --space tutorials/pytorch_ddp/space.toml \
+        -- python tutorials/pytorch_ddp/train.py --epochs 3
+
+propulate-rs appends the candidate as --conv_layers=4 --activation=relu --lr=0.003 --gamma=0.8.
+By hand, one process (or under torchrun) works too:
+
+    python tutorials/pytorch_ddp/train.py --conv_layers 3 --activation relu --lr 0.01 --gamma 0.9
+
+The recipe: 2-10 convolutions of 10 channels (3x3, padding 1) with the activation, a linear
+classifier, log-softmax; Adadelta with StepLR (its learning rate times gamma after every epoch);
+batch 8 per process; each process trains on its DistributedSampler shard, DDP averages the
+gradients. After every epoch the validation loss (mean negative log-likelihood over the whole
+validation subset: each process its shard, summed over the processes) is reported as
+`propulate: step=<epoch> loss=<value>`, which propulate-rs's early stopping can act on; at the end
+rank 0 writes the best epoch's loss, with the accuracy, to $PROPULATE_RESULT.
+
+Data: MNIST-format idx files (plain or .gz), Fashion-MNIST from Debian's dataset-fashion-mnist by
+default. Needs only torch: the README's set-up installs it (.torch/bin/python).
+"""
+
+import argparse
+import gzip
+import json
+import os
+import struct
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+ACTIVATIONS = {"relu": nn.ReLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh}
+
+
+def read_idx(path: Path) -> torch.Tensor:
+    """An idx file (the MNIST format) as a uint8 tensor; `path` or `path.gz`."""
+    if not path.exists() and path.with_name(path.name + ".gz").exists():
+        path = path.with_name(path.name + ".gz")
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    dims = raw[3]
+    shape = struct.unpack(">" + "I" * dims, raw[4 : 4 + 4 * dims])
+    return torch.frombuffer(bytearray(raw[4 + 4 * dims :]), dtype=torch.uint8).reshape(shape)
+
+
+def dataset(data: Path, split: str, first: int) -> TensorDataset:
+    images = read_idx(data / f"{split}-images-idx3-ubyte")[:first]
+    labels = read_idx(data / f"{split}-labels-idx1-ubyte")[:first]
+    # The normalization of the reference tutorial (MNIST's mean and spread).
+    x = (images.float().unsqueeze(1) / 255.0 - 0.1307) / 0.3081
+    return TensorDataset(x, labels.long())
+
+
+class Net(nn.Module):
+    def __init__(self, conv_layers: int, activation: str):
+        super().__init__()
+        act = ACTIVATIONS[activation]
+        layers = [nn.Conv2d(1, 10, 3, padding=1), act()]
+        for _ in range(conv_layers - 1):
+            layers += [nn.Conv2d(10, 10, 3, padding=1), act()]
+        self.features = nn.Sequential(*layers)
+        self.classifier = nn.Linear(10 * 28 * 28, 10)
+
+    def forward(self, x):
+        return F.log_softmax(self.classifier(self.features(x).flatten(1)), dim=1)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--conv_layers", type=int, default=3)
+    p.add_argument("--activation", choices=sorted(ACTIVATIONS), default="relu")
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--gamma", type=float, default=0.9)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch", type=int, default=8, help="images per step on each process")
+    p.add_argument("--train-images", type=int, default=2000)
+    p.add_argument("--valid-images", type=int, default=500)
+    p.add_argument("--data", type=Path, default=Path("/usr/share/datasets/fashion-mnist"))
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+
+    # torchrun's variables, as propulate-rs sets them; a process started by hand is a job of one.
+    os.environ.setdefault("RANK", "0")
+    os.environ.setdefault("WORLD_SIZE", "1")
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if torch.cuda.is_available() else torch.device("cpu")
+    torch.manual_seed(args.seed)  # the same initial weights on every process (DDP broadcasts rank 0's anyway)
+
+    train = dataset(args.data, "train", args.train_images)
+    valid = dataset(args.data, "t10k", args.valid_images)
+    train_sampler = DistributedSampler(train, num_replicas=world, rank=rank, shuffle=True, seed=args.seed)
+    valid_sampler = DistributedSampler(valid, num_replicas=world, rank=rank, shuffle=False)
+    train_loader = DataLoader(train, batch_size=args.batch, sampler=train_sampler)
+    valid_loader = DataLoader(valid, batch_size=100, sampler=valid_sampler)
+
+    model = DistributedDataParallel(Net(args.conv_layers, args.activation).to(device))
+    optimizer = torch.optim.Adadelta(model.parameters(), lr=args.lr)
+    schedule = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=args.gamma)
+
+    best = (float("inf"), 0.0)
+    for epoch in range(1, args.epochs + 1):
+        train_sampler.set_epoch(epoch)
+        model.train()
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            F.nll_loss(model(x.to(device)), y.to(device)).backward()
+            optimizer.step()
+        schedule.step()
+
+        model.eval()
+        totals = torch.zeros(3, dtype=torch.float64, device=device)  # summed loss, correct, images
+        with torch.no_grad():
+            for x, y in valid_loader:
+                out = model(x.to(device))
+                y = y.to(device)
+                totals += torch.stack([F.nll_loss(out, y, reduction="sum").double(),
+                                       (out.argmax(1) == y).sum().double(),
+                                       torch.tensor(float(len(y)), dtype=torch.float64, device=device)])
+        dist.all_reduce(totals)
+        loss, accuracy = (totals[0] / totals[2]).item(), (totals[1] / totals[2]).item()
+        best = min(best, (loss, accuracy))
+        if rank == 0:
+            print(f"epoch {epoch}: validation loss {loss:.4f}, accuracy {accuracy:.4f}", flush=True)
+            print(f"propulate: step={epoch} loss={loss}", flush=True)
+
+    if rank == 0 and "PROPULATE_RESULT" in os.environ:
+        with open(os.environ["PROPULATE_RESULT"], "w") as f:
+            json.dump({"loss": best[0], "accuracy": best[1]}, f)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
