@@ -37,6 +37,11 @@
 #                       reference's linear learning-rate scale); one table row and summary each;
 #                       a variant with its own --generations replaces GENERATIONS (e.g.
 #                       "ours-3x=--generations 42": three times the evaluations)
+#   COMMAND [1]         1: per seed also a run labelled `command`: the same PyTorch training as a
+#                       stand-alone DDP script (tutorials/pytorch_ddp/train.py: the reference's
+#                       network, Adadelta, StepLR, batch 8 per rank, DistributedSampler) tuned by
+#                       our binary as a command trial (`--space tutorials/pytorch_ddp/space.toml --
+#                       python train.py ...`), on the same subset, epochs and generations; 0: not
 #   SKIP_SETUP [0]      1: do not run benches/reference/setup_torch.sh (torch in .venv-ref)
 #   SKIP_REFERENCE [0]  1: run only ours (to screen settings on other seeds; no ratio then)
 #
@@ -227,6 +232,15 @@ meta() { # program seed dir launch end rc
         "$1" "$2" "$4" "$5" "$6" "$RANKS_PER_WORKER" > "$3/run.json"
 }
 
+# After one of our runs: its record, and its finished evaluations from the checkpoint if it failed.
+finished() { # label seed dir launch rc
+    meta "$1" "$2" "$3" "$4" "$(now)" "$5"
+    if [ "$5" != 0 ]; then
+        log "$1, seed $2: exit status $5, see $3/stdout.log; its finished evaluations from the checkpoint"
+        "$BIN" report "$3/ckpt" --out "$3" >> "$3/stdout.log" 2>&1 || log "report failed too"
+    fi
+}
+
 for seed in $SEEDS; do
     # The reference. It starts in its run directory, so nothing it writes lands elsewhere.
     dir=$WORK/reference-seed$seed
@@ -263,12 +277,25 @@ for seed in $SEEDS; do
             --data "$DATA" --train-images "$TRAIN_IMAGES" --valid-images "$VALID_IMAGES" \
             --epochs "$EPOCHS" --batch 8 --seed "$seed" --checkpoint "$dir/ckpt" --out "$dir" -q \
             $flags > "$dir/stdout.log" 2>&1 || rc=$?
-        meta "$label" "$seed" "$dir" "$t0" "$(now)" "$rc"
-        if [ "$rc" != 0 ]; then
-            log "$label, seed $seed: exit status $rc, see $dir/stdout.log; its finished evaluations from the checkpoint"
-            "$BIN" report "$dir/ckpt" --out "$dir" >> "$dir/stdout.log" 2>&1 || log "report failed too"
-        fi
+        finished "$label" "$seed" "$dir" "$t0" "$rc"
     done
+
+    # The same PyTorch training as the reference's, as a program of the user's tuned by ours.
+    if [ "${COMMAND:-1}" = 1 ]; then
+        dir=$WORK/command-seed$seed
+        rm -rf "$dir" && mkdir -p "$dir"
+        log "command (tutorials/pytorch_ddp/train.py), seed $seed"
+        t0=$(now)
+        rc=0
+        timeout -k 30 "$TIMEOUT" mpirun -np "$NP" --bind-to none -x OMP_NUM_THREADS \
+            "$BIN" --islands 1 --ranks-per-worker "$RANKS_PER_WORKER" --generations "$GENERATIONS" \
+            --seed "$seed" --checkpoint "$dir/ckpt" --out "$dir" -q \
+            --space "$REPO_ROOT/tutorials/pytorch_ddp/space.toml" \
+            -- "$REPO_ROOT/.torch/bin/python" "$REPO_ROOT/tutorials/pytorch_ddp/train.py" --data "$DATA" \
+            --train-images "$TRAIN_IMAGES" --valid-images "$VALID_IMAGES" --epochs "$EPOCHS" --batch 8 \
+            --seed "$seed" > "$dir/stdout.log" 2>&1 || rc=$?
+        finished command "$seed" "$dir" "$t0" "$rc"
+    fi
 done
 
 "$PY" benches/summarize_ddp_search.py "$WORK" | tee "$WORK/summary.txt"

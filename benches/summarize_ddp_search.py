@@ -155,10 +155,12 @@ def main():
           f"{ref['best_loss_raw']:.4f})")
     for v in variants:
         ratio = med[v]["evals_per_h"] / ref["evals_per_h"]
-        met = ratio >= 1.5 and med[v]["best_loss"] <= ref["best_loss"]
+        # The command variant (the reference's own PyTorch training run as a program) aims higher.
+        goal = 2.0 if v == "command" else 1.5
+        met = ratio >= goal and med[v]["best_loss"] <= ref["best_loss"]
         print(f"{v}: median evaluations/h {med[v]['evals_per_h']:.0f}, {ratio:.2f}x the reference's; "
               f"median best loss {med[v]['best_loss']:.4f}, {med[v]['best_loss'] / ref['best_loss']:.3f}x; "
-              f"target (at least 1.5x the evaluations/h at an equal or lower median best loss): "
+              f"target (at least {goal}x the evaluations/h at an equal or lower median best loss): "
               f"{'met' if met else 'not met'}"
               + ("" if len(seeds) >= 3 else f" (only {len(seeds)} seed(s); the target asks for 3)"))
 

@@ -357,3 +357,56 @@ fn bad_command_trial_flags_are_clear_errors() {
         "clap refuses --space with --function"
     );
 }
+
+/// MNIST-format idx files of `n` random images and labels, plain (not gzipped), as `split`.
+fn write_idx(dir: &Path, split: &str, n: u32) {
+    let mut images = vec![0, 0, 8, 3];
+    for d in [n, 28, 28] {
+        images.extend(d.to_be_bytes());
+    }
+    let mut labels = vec![0, 0, 8, 1];
+    labels.extend(n.to_be_bytes());
+    let mut state = 0x9E37_79B9u32 ^ n;
+    for i in 0..n {
+        labels.push((i % 10) as u8);
+        for _ in 0..28 * 28 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            images.push(state as u8);
+        }
+    }
+    std::fs::write(dir.join(format!("{split}-images-idx3-ubyte")), images).unwrap();
+    std::fs::write(dir.join(format!("{split}-labels-idx1-ubyte")), labels).unwrap();
+}
+
+/// The tutorial as its README runs it, on a few synthetic images: two workers of two ranks,
+/// every trial's curve reported per epoch and its result file read.
+#[test]
+fn the_pytorch_ddp_tutorial_runs_as_documented() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    write_idx(&data, "train", 64);
+    write_idx(&data, "t10k", 32);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let space = std::fs::read_to_string(root.join("tutorials/pytorch_ddp/space.toml")).unwrap();
+    let python = torch_python();
+    let script = root.join("tutorials/pytorch_ddp/train.py");
+    let (python, script, data) = (python.to_str().unwrap(), script.to_str().unwrap(), data.to_str().unwrap());
+    let command = [python, script, "--epochs", "2", "--train-images", "64", "--valid-images", "32", "--data", data];
+    let out =
+        run_trials(Transport::Mpi, 4, &space, &["--ranks-per-worker", "2", "--generations", "1"], &command, tmp.path());
+    let stdout = succeeded(&out);
+    assert!(stdout.contains("conv_layers="), "{stdout}");
+    let trials = trials(tmp.path());
+    assert_eq!(trials.len(), 2);
+    for t in &trials {
+        assert_eq!(t["failure"], Value::Null, "{t}");
+        assert_eq!(t["curve"].as_array().unwrap().len(), 2, "one report per epoch: {t}");
+        let accuracy = t["metrics"]["accuracy"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&accuracy), "{t}");
+        let best = t["curve"].as_array().unwrap().iter().map(|p| p[1].as_f64().unwrap()).fold(f64::INFINITY, f64::min);
+        assert_eq!(t["loss"].as_f64().unwrap(), best, "the loss is the best epoch's: {t}");
+    }
+}
