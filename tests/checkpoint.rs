@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, mpirun, run_with_timeout};
+use common::{bin, mpirun, recorded, run_with_timeout};
 use propulate::journal::read_checkpoint;
 use propulate::{Optimizer, SearchSpace};
 
@@ -39,16 +39,6 @@ impl Moments {
         self.0 ^= self.0 << 17;
         lo + self.0 % (hi - lo)
     }
-}
-
-/// Evaluations recorded so far in the checkpoint `dir` (counting lines; the journals may be mid-write).
-fn recorded(dir: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-    entries
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("worker-"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().matches(r#"{"e":"eval""#).count())
-        .sum()
 }
 
 /// Wait until the run in `dir` has recorded at least `n` evaluations, so that a kill lands mid-run

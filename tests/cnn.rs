@@ -260,7 +260,7 @@ fn bad_cnn_flags_are_clear_errors_before_any_training() {
     if Backend::Tch.is_built() && cnn::backend::cuda_devices() == 0 {
         cases.push((
             &["--gpus-per-rank", "2"],
-            "--gpus-per-rank 2 needs CUDA GPUs, but libtorch sees none on this node",
+            "--gpus-per-rank 2 needs CUDA GPUs, but this rank sees none on this node",
         ));
     }
     for (args, expected) in cases {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Transport, bin, mpirun, run_with_timeout};
+use common::{Transport, bin, mpirun, recorded, run_with_timeout};
 use serde_json::Value;
 
 fn fake_trial() -> String {
@@ -28,18 +28,7 @@ const SPACE: &str = "[params]\nx = { type = \"float\", low = -2.0, high = 2.0 }\
 /// (checkpoint `dir/ck`, results `dir/out`).
 fn run_trials(transport: Transport, np: usize, space: &str, flags: &[&str], command: &[&str], dir: &Path) -> Output {
     std::fs::write(dir.join("space.toml"), space).unwrap();
-    let mut cmd = match transport {
-        Transport::Mpi => {
-            let mut c = mpirun(np);
-            c.arg(bin());
-            c
-        }
-        Transport::Local => {
-            let mut c = Command::new(bin());
-            c.args(["--local-ranks", &np.to_string()]);
-            c
-        }
-    };
+    let mut cmd = common::launch(transport, np);
     cmd.arg("--space").arg(dir.join("space.toml")).args(flags);
     cmd.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
     cmd.arg("--").args(command);
@@ -266,15 +255,6 @@ fn early_stopping_prunes_a_trial_on_every_rank_with_its_last_value() {
     }
     assert!(stdout.contains("pruned after step"), "{stdout}");
     assert_none_left(&mark, Duration::from_secs(5));
-}
-
-fn recorded(dir: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-    entries
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("worker-"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().matches(r#"{"e":"eval""#).count())
-        .sum()
 }
 
 #[test]

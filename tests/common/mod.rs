@@ -80,8 +80,9 @@ pub fn propulate(transport: Transport, np: usize, args: &[&str], out: &Path) -> 
     (serde_json::from_str(&best).expect("valid json"), stdout)
 }
 
-pub fn propulate_raw(transport: Transport, np: usize, args: &[&str], out: Option<&Path>) -> Output {
-    let mut cmd = match transport {
+/// `propulate-rs` with `np` ranks on `transport`: under mpirun, or as threads (`--local-ranks`).
+pub fn launch(transport: Transport, np: usize) -> Command {
+    match transport {
         Transport::Mpi => {
             let mut c = mpirun(np);
             c.arg(bin());
@@ -92,7 +93,21 @@ pub fn propulate_raw(transport: Transport, np: usize, args: &[&str], out: Option
             c.args(["--local-ranks", &np.to_string()]);
             c
         }
-    };
+    }
+}
+
+/// Evaluations recorded so far in the checkpoint `dir` (counting lines; the journals may be mid-write).
+pub fn recorded(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("worker-"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().matches(r#"{"e":"eval""#).count())
+        .sum()
+}
+
+pub fn propulate_raw(transport: Transport, np: usize, args: &[&str], out: Option<&Path>) -> Output {
+    let mut cmd = launch(transport, np);
     cmd.args(args).arg("--quiet");
     // The driver scenarios run a benchmark function: sphere unless `args` choose one.
     if !args.contains(&"--function") {
