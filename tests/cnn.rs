@@ -249,7 +249,7 @@ fn bad_cnn_flags_are_clear_errors_before_any_training() {
         (&["--device", "cuda"], "GPU"),
         (&["--device", "tpu"], "unknown device 'tpu'; valid: cpu, cuda, auto"),
         (&["--early-stop", "hyperband"], "--early-stop hyperband is not a known early stopper; valid: none, median"),
-        (&["--gpus-per-rank", "2"], "--gpus-per-rank 2 needs CUDA GPUs, but libtorch sees none on this node"),
+        (&["--gpus-per-rank", "2"], "--gpus-per-rank 2 needs CUDA GPUs, but this rank sees none on this node"),
         (
             &["--gpus-per-rank", "2", "--backend", "flex"],
             "--gpus-per-rank 2 places each replica on GPUs: it needs --backend tch",
