@@ -25,9 +25,9 @@
 #                       still counted (the reference has been seen to hang at the end)
 #   DATA [/usr/share/datasets/fashion-mnist]  idx files, plain or .gz (Debian's dataset-fashion-mnist)
 #   REFERENCE_DDP       path to the original torch_ddp_example.py of Propulate 1.2.2; default:
-#                       from the git mirror REFERENCE_MIRROR
-#                       [/work/.mirror/Helmholtz-AI-Energy+propulate/repo] at tag v1.2.2, else
-#                       downloaded from GitHub at that tag
+#                       from REFERENCE_MIRROR (the git directory of a clone of
+#                       Helmholtz-AI-Energy/propulate, if given) at tag v1.2.2, else downloaded
+#                       from GitHub at that tag
 #   OURS_BIN            our binary; default: `cargo build --release --features cnn,tch` and
 #                       target/release/propulate-rs
 #   OURS_ARGS [""]      more flags for ours (e.g. "--propagator ga --reference-genetic" for the
@@ -101,7 +101,7 @@ NP=${NP:-4}
 WORK=${WORK:-bench-results/ddp-search}
 TIMEOUT=${TIMEOUT:-1200}
 DATA=${DATA:-/usr/share/datasets/fashion-mnist}
-REFERENCE_MIRROR=${REFERENCE_MIRROR:-/work/.mirror/Helmholtz-AI-Energy+propulate/repo}
+REFERENCE_MIRROR=${REFERENCE_MIRROR:-}
 REFERENCE_URL=https://raw.githubusercontent.com/Helmholtz-AI-Energy/propulate/v1.2.2/tutorials/torch_ddp_example.py
 OURS_ARGS=${OURS_ARGS:-}
 OURS_VARIANTS=${OURS_VARIANTS:-"ours=$OURS_ARGS"}
@@ -135,7 +135,7 @@ orig=$WORK/reference/torch_ddp_example.orig.py
 if [ -n "${REFERENCE_DDP:-}" ]; then
     cp "$REFERENCE_DDP" "$orig" || die "cannot read REFERENCE_DDP=$REFERENCE_DDP"
     log "reference tutorial: $REFERENCE_DDP"
-elif git --git-dir="$REFERENCE_MIRROR" show v1.2.2:tutorials/torch_ddp_example.py > "$orig.tmp" 2>/dev/null; then
+elif [ -n "$REFERENCE_MIRROR" ] && git --git-dir="$REFERENCE_MIRROR" show v1.2.2:tutorials/torch_ddp_example.py > "$orig.tmp" 2>/dev/null; then
     mv "$orig.tmp" "$orig"
     log "reference tutorial: $REFERENCE_MIRROR at v1.2.2"
 elif curl -fsSL --max-time 60 "$REFERENCE_URL" -o "$orig.tmp"; then

@@ -1,7 +1,7 @@
 //! propulate: asynchronous island-model evolutionary hyperparameter optimization on MPI.
 //!
-//! This crate is the front door: it re-exports the layers, each a crate of its own (see the
-//! README's architecture section).
+//! This crate is the front door: it re-exports the layers, each a crate of its own (see
+//! docs/architecture.md).
 //!
 //! - [`propulate_core`]: search spaces, individuals, populations, propagators, layouts, topologies
 //!   and the benchmark functions (no I/O, no MPI);

@@ -334,8 +334,8 @@ fn report_summarizes_an_unfinished_checkpoint() {
 
 #[test]
 fn what_propulate_rs_writes_into_a_checkpoint_does_not_stop_its_resume() {
-    // The README's workflow: run with the results and logs inside the checkpoint, report into it,
-    // run again with more generations.
+    // The workflow of docs/guide/cli.md (`propulate-rs report`): run with the results and logs
+    // inside the checkpoint, report into it, run again with more generations.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ck");
     let logs = dir.join("logs");
@@ -518,10 +518,11 @@ fn a_resume_keeps_the_checkpoints_propagator_and_refuses_another() {
     let stderr = String::from_utf8_lossy(&other.stderr);
     assert_eq!(other.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--propagator ga: the checkpoint in") && stderr.contains("was bred with tpe"), "{stderr}");
-    // A manifest from before: no recorded propagator means ga.
+    // A manifest from before propagator specs: the genetic settings in `config.propagator` and no
+    // `propagator` fact mean ga.
     let path = dir.join("manifest.json");
     let mut manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    manifest["extra"].as_object_mut().unwrap().remove("propagator");
+    manifest["config"]["propagator"] = old_genetic_settings();
     std::fs::write(&path, manifest.to_string()).unwrap();
     let legacy = job(&["--generations", "16", "--propagator", "tpe"]);
     let stderr = String::from_utf8_lossy(&legacy.stderr);
@@ -529,10 +530,17 @@ fn a_resume_keeps_the_checkpoints_propagator_and_refuses_another() {
     assert!(stderr.contains("was bred with ga; resume with --propagator ga"), "{stderr}");
 }
 
+/// `config.propagator` as manifests before propagator specs held it: the genetic propagator's
+/// settings, without a name.
+fn old_genetic_settings() -> serde_json::Value {
+    serde_json::to_value(propulate::propagator::DefaultPropagatorConfig::for_workers(1)).unwrap()
+}
+
 /// A resume breeds with the propagator settings its checkpoint recorded, flags left out included:
-/// a GP run started with `--gp-kernel shared` resumes with it (`best.json` names the settings in
-/// effect), another kernel is refused, a GP checkpoint that records no kernel (written before
-/// the per-axis one) resumes with the shared one, and a new GP run records the per-axis default.
+/// a GP run started with `--gp-kernel shared` resumes with it (`best.json` names every setting in
+/// effect), another kernel is refused, a GP checkpoint from before propagator specs that records
+/// no kernel (written before the per-axis one) resumes with the shared one, and a new GP run
+/// records the per-axis default.
 #[test]
 fn a_resume_keeps_the_checkpoints_propagator_settings() {
     let tmp = tempfile::tempdir().unwrap();
@@ -545,33 +553,36 @@ fn a_resume_keeps_the_checkpoints_propagator_settings() {
         cmd.args(run_args(dir, &base));
         run_with_timeout(cmd, Duration::from_secs(60))
     };
-    let kernel_in_best = || {
+    let per_axis_in_best = || {
         let best: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("best.json")).unwrap()).unwrap();
-        best["propagator_settings"]["gp_kernel"].clone()
+        assert_eq!(best["propagator_settings"]["xi"], 0.01, "every setting, defaults too: {best}");
+        best["propagator_settings"]["per_axis"].clone()
     };
     let first = job(&dir, &["--generations", "7", "--propagator", "gp", "--gp-kernel", "shared"]);
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     let resumed = job(&dir, &["--generations", "9"]);
     assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
-    assert_eq!(kernel_in_best(), "shared");
+    assert_eq!(per_axis_in_best(), false);
     let other = job(&dir, &["--generations", "10", "--gp-kernel", "per-axis"]);
     let stderr = String::from_utf8_lossy(&other.stderr);
     assert_eq!(other.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains(r#"gp_kernel: checkpoint has "shared", this run has "per-axis""#), "{stderr}");
-    // A GP checkpoint from before the kernel was recorded bred with the shared kernel.
+    assert!(stderr.contains("propagator gp per_axis: checkpoint has false, this run has true"), "{stderr}");
+    // A GP checkpoint from before propagator specs: the name and the flags given as facts, the
+    // genetic settings in `config.propagator`, no kernel recorded: it bred with the shared one.
     let path = dir.join("manifest.json");
     let mut manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(manifest["extra"]["gp_kernel"], "shared", "{manifest}");
-    manifest["extra"].as_object_mut().unwrap().remove("gp_kernel");
+    assert_eq!(manifest["config"]["propagator"]["name"], "gp", "{manifest}");
+    manifest["config"]["propagator"] = old_genetic_settings();
+    manifest["extra"]["propagator"] = "gp".into();
     std::fs::write(&path, manifest.to_string()).unwrap();
     let legacy = job(&dir, &["--generations", "10"]);
     assert!(legacy.status.success(), "{}", String::from_utf8_lossy(&legacy.stderr));
-    assert_eq!(kernel_in_best(), "shared");
+    assert_eq!(per_axis_in_best(), false);
     // A new GP run records the default kernel.
     let fresh = job(&tmp.path().join("fresh"), &["--generations", "2", "--propagator", "gp"]);
     assert!(fresh.status.success(), "{}", String::from_utf8_lossy(&fresh.stderr));
-    assert_eq!(kernel_in_best(), "per-axis");
+    assert_eq!(per_axis_in_best(), true);
 }
 
 /// The manifest records the breeding settings the flags chose, which a resume then keeps: the
@@ -587,7 +598,8 @@ fn the_manifest_records_the_default_or_the_reference_genetic_settings() {
         let out = run_with_timeout(cmd, Duration::from_secs(60));
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let replay = read_checkpoint(tmp.path()).unwrap().expect("a checkpoint");
-        let p = replay.manifest.config.propagator.expect("the CLI records its propagator settings");
+        let spec = replay.manifest.config.propagator.expect("the CLI records its propagator settings");
+        let propulate::propagator::PropagatorSpec::Ga(p) = spec else { panic!("{spec:?}") };
         assert_eq!((p.pop_size, p.step_decades), (pool, decades), "{flag:?}: {p:?}");
     }
 }

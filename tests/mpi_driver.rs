@@ -521,3 +521,30 @@ fn a_rank_that_cannot_read_its_topology_file_fails_the_job_instead_of_hanging_it
     assert!(!out.status.success());
     assert!(stderr.contains("rank 1: ") && stderr.contains("/nonexistent/topology"), "{stderr}");
 }
+
+/// A topology given as a fifo is read once, by rank 0, for every rank: with one writer the job
+/// runs (were every rank to read it, the first would take the matrix and the others would wait
+/// for a writer for ever). A fifo nobody writes to ends every rank with one clear error within
+/// seconds instead of hanging the job.
+#[test]
+fn a_topology_fifo_is_read_once_and_one_nobody_writes_fails_the_job_within_seconds() {
+    let dir = tmp();
+    let fifo = dir.path().join("topology.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let path = fifo.to_str().unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, "0 1\n1 0\n"))
+    };
+    let out = dir.path().join("out");
+    let (best, _) = propulate(Transport::Mpi, 4, &["--islands", "2", "--topology", path, "--generations", "20"], &out);
+    check_run(&best, &out, 4, 20);
+    writer.join().unwrap().unwrap();
+
+    let silent = propulate_raw(Transport::Mpi, 4, &["--islands", "2", "--topology", path], None);
+    let stderr = String::from_utf8_lossy(&silent.stderr);
+    assert_eq!(silent.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a regular file, and nothing came in 10 s"), "{stderr}");
+    assert_eq!(stderr.matches("propulate-rs: error:").count(), 1, "one message, from rank 0: {stderr}");
+}

@@ -119,8 +119,7 @@ impl Task for CnnTask {
 
     fn default_propagator(&self) -> &'static str {
         // Trainings are expensive and few per worker: a model of all of them (GP-EI) finds the
-        // networks that learn where the genetic default wanders at chance (README, "Against the
-        // reference program").
+        // networks that learn where the genetic default wanders at chance (docs/benchmarks/cnn.md).
         "gp"
     }
 

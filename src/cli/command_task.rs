@@ -21,8 +21,9 @@ pub(crate) struct CommandTask {
 }
 
 impl CommandTask {
-    /// Read the space, check the command, the time limit and the GPU request.
-    pub fn new(args: &RunArgs, space_file: &std::path::Path) -> Result<Self> {
+    /// The space from `space_text` (read from `space_file`), the command, the time limit and the
+    /// GPU request, checked.
+    pub fn new(args: &RunArgs, space_file: &std::path::Path, space_text: &str) -> Result<Self> {
         let bad = |what: String| Error::InvalidConfig(what);
         if args.trial.command.is_empty() {
             return Err(bad(format!(
@@ -30,7 +31,7 @@ impl CommandTask {
                 space_file.display()
             )));
         }
-        let space = SearchSpace::from_toml_file(space_file)?;
+        let space = SearchSpace::from_toml_read_from(space_text, space_file)?;
         early_stopper(&args.training.early_stop)?;
         let mut settings = TrialSettings::new(trials_dir(args));
         settings.gpus_per_rank = args.training.gpus_per_rank as usize;

@@ -32,24 +32,11 @@ pub(crate) fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
         say(&lines);
         return Ok(ExitCode::SUCCESS);
     }
-    #[cfg(feature = "mpi")]
-    {
-        // The runtime is declared first so that it is dropped (MPI_Finalize) after the communicator.
-        let runtime = propulate::transport::mpi::MpiRuntime::init()?;
-        let mut world = runtime.world();
-        let code = env_on(args, &mut world);
-        drop(world);
-        code
-    }
-    #[cfg(not(feature = "mpi"))]
-    {
-        anyhow::bail!("this build has no MPI support (cargo feature `mpi`); use --local-ranks N")
-    }
+    super::on_mpi_world(|world| env_on(args, world))
 }
 
 /// One MPI rank's share. The layout depends only on the flags and the world size, so every rank
 /// finds the same error and they exit together.
-#[cfg(feature = "mpi")]
 fn env_on(args: &EnvArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
     let layout = match layout(args, world.size()) {
         Ok(layout) => layout,

@@ -9,22 +9,33 @@ use serde_json::json;
 
 use propulate::observe::{RankLog, StderrReporter};
 use propulate::output::{summary_table, write_outputs};
-#[cfg(feature = "mpi")]
 use propulate::transport::Communicator;
-use propulate::{ObserverMode, Optimizer, RunConfig, RunResult};
+use propulate::{ObserverMode, Optimizer, RunResult};
 
 use super::args::RunArgs;
 use super::command_task::CommandTask;
 use super::evaluation_lines::EvaluationLines;
 use super::function_task::FunctionTask;
+use super::on_mpi_world;
+use super::plan::{Plan, SetupFiles};
 use super::say;
 use super::task::Task;
 
+/// The name of the task the flags select (what the default checkpoint is named after), known
+/// before the task is built.
+fn task_name(args: &RunArgs) -> propulate::Result<String> {
+    Ok(match (&args.trial.space, &args.function) {
+        (Some(_), _) => "command".into(),
+        (None, Some(name)) => propulate::functions::benchmark(name)?.name.to_string(),
+        (None, None) => "cnn".into(),
+    })
+}
+
 /// The task the flags select: a benchmark function with `--function`, a user's program with
 /// `--space FILE -- COMMAND`, the CNN otherwise.
-fn task(args: &RunArgs, world_rank: usize) -> propulate::Result<Box<dyn Task>> {
-    if let Some(space) = &args.trial.space {
-        return Ok(Box::new(CommandTask::new(args, space)?));
+fn task(args: &RunArgs, files: &SetupFiles, world_rank: usize) -> propulate::Result<Box<dyn Task>> {
+    if let (Some(path), Some(text)) = (&args.trial.space, &files.space) {
+        return Ok(Box::new(CommandTask::new(args, path, text)?));
     }
     if !args.trial.command.is_empty() {
         return Err(propulate::Error::InvalidConfig(format!(
@@ -53,15 +64,17 @@ fn task(args: &RunArgs, world_rank: usize) -> propulate::Result<Box<dyn Task>> {
     }
 }
 
-/// The task, the configuration for `world_size` ranks and the optimizer with its observers.
+/// The plan for `world_size` ranks from `files` (read once for the job), and the optimizer with its
+/// observers.
 fn prepare(
     args: &RunArgs,
+    files: &SetupFiles,
     world_size: usize,
     world_rank: usize,
-) -> propulate::Result<(Box<dyn Task>, RunConfig, Optimizer)> {
-    let task = task(args, world_rank)?;
-    let propagator = args.propagator_name(task.as_ref())?;
-    let cfg = args.to_config(world_size, task.as_ref(), &propagator)?;
+) -> propulate::Result<(Plan, Optimizer)> {
+    files.check_read_for(args)?;
+    let task = task(args, files, world_rank)?;
+    let plan = Plan::new(args, task, files, world_size)?;
     // Rank 0 writes the results: find out now, not after the run, that it cannot.
     if let (Some(dir), 0) = (&args.out, world_rank) {
         propulate::output::check_output_dir(dir).map_err(|e| {
@@ -71,15 +84,13 @@ fn prepare(
             ))
         })?;
     }
+    let task = plan.task.as_ref();
     let mut optimizer = Optimizer::new(task.space().clone());
     if let Some(stopper) = task.early_stopper() {
         optimizer = optimizer.early_stopping_boxed(stopper);
     }
-    if let Some(p) = args.breeding_in_effect(task.as_ref(), &propagator).build(&propagator, task.space())? {
-        optimizer = optimizer.propagator(p);
-    }
     let mut optimizer = optimizer
-        .config(cfg.clone())
+        .config(plan.config.clone())
         .progress(!args.quiet && !task.prints_each_evaluation())
         .observer(ObserverMode::Never, StderrReporter);
     if task.prints_each_evaluation() && !args.quiet {
@@ -89,39 +100,29 @@ fn prepare(
     if let Some(dir) = &args.log_dir {
         optimizer = optimizer.observer(ObserverMode::Every(args.log_interval), RankLog::new(dir));
     }
-    Ok((task, cfg, optimizer))
+    Ok((plan, optimizer))
 }
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.local_ranks {
-        let (task, cfg, optimizer) = prepare(args, n, 0)?;
-        let loss = task.loss();
+        let files = SetupFiles::read(args, &task_name(args)?)?;
+        let (plan, optimizer) = prepare(args, &files, n, 0)?;
+        let loss = plan.task.loss();
         let result = optimizer.run_local(n, move |p, ctx| loss(p, ctx))?;
-        finish(args, task.as_ref(), &cfg, n, &result)?;
+        finish(args, &plan, n, &result)?;
         return Ok(ExitCode::SUCCESS);
     }
-    #[cfg(feature = "mpi")]
-    {
-        // The runtime is declared first so that it is dropped (MPI_Finalize) after the communicators.
-        let runtime = propulate::transport::mpi::MpiRuntime::init()?;
-        let mut world = runtime.world();
-        let code = run_on(args, &mut world);
-        drop(world);
-        code
-    }
-    #[cfg(not(feature = "mpi"))]
-    {
-        anyhow::bail!("this build has no MPI support (cargo feature `mpi`); use --local-ranks N")
-    }
+    on_mpi_world(|world| run_on(args, world))
 }
 
-/// One rank's share of an MPI job. Every rank prepares (reads the data, a topology file) and the
-/// ranks agree on the outcome before any collective, so that a rank that could not read a file
-/// does not leave the others waiting; configuration errors found later by the driver are agreed
-/// on by it. Rank 0 reports, and all exit together.
-#[cfg(feature = "mpi")]
+/// One rank's share of an MPI job. Rank 0 reads the files the flags name and hands them to every
+/// rank; every rank prepares (the CNN reads its data) and the ranks agree on the outcome before any
+/// other collective, so that a rank that could not prepare does not leave the others waiting;
+/// configuration errors found later by the driver are agreed on by it. Rank 0 reports, and all
+/// exit together.
 fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
-    let prepared = prepare(args, world.size(), world.rank());
+    let files = task_name(args).and_then(|name| SetupFiles::read_once(args, &name, world));
+    let prepared = files.and_then(|files| prepare(args, &files, world.size(), world.rank()));
     let mine = prepared.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
     let all = world.all_gather(mine.into_bytes())?;
     if let Some(rank) = all.iter().position(|m| !m.is_empty()) {
@@ -130,24 +131,23 @@ fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCo
         let message = if everywhere { text.to_string() } else { format!("rank {rank}: {text}") };
         return fail_together(world, &message);
     }
-    let outcome = prepared.and_then(|(task, cfg, optimizer)| {
-        let loss = task.loss();
+    let outcome = prepared.and_then(|(plan, optimizer)| {
+        let loss = plan.task.loss();
         let result = optimizer.run(world, |p, ctx| loss(p, ctx))?;
-        Ok((task, cfg, result))
+        Ok((plan, result))
     });
-    let (task, cfg, result) = match outcome {
+    let (plan, result) = match outcome {
         Ok(done) => done,
         Err(e) => return fail_together(world, &e.to_string()),
     };
     if world.rank() == 0 {
-        finish(args, task.as_ref(), &cfg, world.size(), &result)?;
+        finish(args, &plan, world.size(), &result)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// An error every rank has: rank 0 reports it, and all exit together with status 2 (a rank leaving
 /// early makes mpirun kill rank 0 before it has spoken).
-#[cfg(feature = "mpi")]
 pub(super) fn fail_together(world: &mut dyn Communicator, message: &str) -> anyhow::Result<ExitCode> {
     if world.rank() == 0 {
         eprintln!("propulate-rs: error: {message}");
@@ -157,17 +157,16 @@ pub(super) fn fail_together(world: &mut dyn Communicator, message: &str) -> anyh
 }
 
 /// Rank 0: the summary table, and the result files with `--out`.
-fn finish(args: &RunArgs, task: &dyn Task, cfg: &RunConfig, ranks: usize, result: &RunResult) -> anyhow::Result<()> {
+fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResult) -> anyhow::Result<()> {
+    let task = plan.task.as_ref();
     say(&summary_table(task.space(), result));
     if let Some(dir) = &args.out {
         let mut extra = task.checkpoint_facts();
-        let propagator = args.propagator_name(task)?;
-        let settings = args.breeding_in_effect(task, &propagator).settings_given();
-        extra.insert("propagator".into(), json!(propagator));
-        extra.insert("propagator_settings".into(), json!(settings));
+        extra.insert("propagator".into(), json!(plan.propagator.name()));
+        extra.insert("propagator_settings".into(), json!(plan.propagator.settings()));
         extra.insert("ranks".into(), json!(ranks));
-        extra.insert("seed".into(), json!(cfg.seed));
-        extra.insert("generations".into(), json!(cfg.generations));
+        extra.insert("seed".into(), json!(plan.config.seed));
+        extra.insert("generations".into(), json!(plan.config.generations));
         write_outputs(dir, task.space(), result, extra).with_context(|| format!("writing {}", dir.display()))?;
         say(&format!("wrote {}/best.json, trials.csv, trials.jsonl, progress.svg\n", dir.display()));
     }

@@ -137,6 +137,9 @@ def main():
     if rank == 0 and "PROPULATE_RESULT" in os.environ:
         with open(os.environ["PROPULATE_RESULT"], "w") as f:
             json.dump({"loss": best[0], "accuracy": best[1]}, f)
+    # Leave together: a rank that tears gloo down while its peer is still connected can die in
+    # C++ ("terminate called without an active exception", SIGABRT), failing the trial.
+    dist.barrier()
     dist.destroy_process_group()
 
 

@@ -5,7 +5,7 @@
 //! threshold are mapped fresh and unmapped on free, and freed memory at the top of the heap is
 //! handed back to the kernel, so every step faults in its working set again: on a 2-core machine
 //! a fifth of the reference CNN's step time went to page faults (perf), and the step took 1.1 to
-//! 1.7 times its time with the settings below (`benches/cnn_step.sh`, README "Benchmarks").
+//! 1.7 times its time with the settings below (`benches/cnn_step.sh`, docs/benchmarks/cnn.md).
 //! Keeping freed memory for the next step is what PyTorch's caching allocator does on GPUs and
 //! what tcmalloc or jemalloc give CPU users.
 

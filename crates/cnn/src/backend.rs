@@ -54,7 +54,7 @@ impl Backend {
     }
 
     /// The fastest backend this build has: libtorch when built in (1.5 to 3 times flex's speed per
-    /// step on CPUs, README "Benchmarks"), flex otherwise.
+    /// step on CPUs, docs/benchmarks/cnn.md), flex otherwise.
     pub fn fastest_built() -> Self {
         if Backend::Tch.is_built() { Backend::Tch } else { Backend::Flex }
     }

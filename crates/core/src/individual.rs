@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::early_stop::Curve;
+use crate::curve::Curve;
 use crate::space::{SearchSpace, Value};
 
 /// Who bred an individual: unique across a run, because each worker counts its own generations.

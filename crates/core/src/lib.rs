@@ -5,6 +5,7 @@
 //! inputs and a seeded stream, and is tested as such.
 #![warn(missing_docs)]
 
+pub mod curve;
 pub mod early_stop;
 pub mod error;
 pub mod functions;

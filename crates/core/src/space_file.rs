@@ -40,7 +40,13 @@ impl SearchSpace {
     pub fn from_toml_file(path: &std::path::Path) -> Result<SearchSpace> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::InvalidSpace(format!("cannot read the space file {}: {e}", path.display())))?;
-        SearchSpace::from_toml(&text).map_err(|e| match e {
+        SearchSpace::from_toml_read_from(&text, path)
+    }
+
+    /// The space in `text`, read from the file at `path` by someone else (one rank reads it for
+    /// all); errors name the file.
+    pub fn from_toml_read_from(text: &str, path: &std::path::Path) -> Result<SearchSpace> {
+        SearchSpace::from_toml(text).map_err(|e| match e {
             Error::InvalidSpace(m) => Error::InvalidSpace(format!("{}: {m}", path.display())),
             other => other,
         })

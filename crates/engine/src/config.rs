@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 use crate::journal::FsyncPolicy;
 use propulate_core::individual::Individual;
 use propulate_core::layout::IslandSpec;
-use propulate_core::propagator::{DefaultPropagatorConfig, Propagator, SelectMax, SelectMin, SelectUniform};
+use propulate_core::propagator::{
+    DefaultPropagatorConfig, Propagator, PropagatorSpec, SelectMax, SelectMin, SelectUniform,
+};
 use propulate_core::rng::PropRng;
 use propulate_core::topology::TopologySpec;
 
@@ -72,8 +74,17 @@ pub struct RunConfig {
     pub emigration: Selection,
     /// With pollination, which individuals immigrants replace.
     pub immigration: Selection,
-    /// The default propagator's settings; `None` means the defaults for the number of workers.
-    pub propagator: Option<DefaultPropagatorConfig>,
+    /// The built-in propagator and its settings; `None`: the genetic one with the defaults for the
+    /// number of workers. A run records the spec in effect in its checkpoint (defaults included)
+    /// and refuses to resume with another. Checkpoints written before specs existed hold the
+    /// genetic propagator's bare settings here, which still read (as `ga`).
+    #[serde(default, deserialize_with = "spec_or_genetic_settings")]
+    pub propagator: Option<PropagatorSpec>,
+    /// The name of the program's own propagator ([`Optimizer::propagator`](crate::Optimizer::propagator)),
+    /// which then breeds instead of `propagator`: set by the run, recorded so that a resume with
+    /// another one (or a built-in one) is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_propagator: Option<String>,
     /// The run seed; each worker draws from its own stream of it.
     pub seed: u64,
     /// How many best individuals to report, globally and per island.
@@ -108,11 +119,30 @@ impl Default for RunConfig {
             emigration: Selection::Best,
             immigration: Selection::Worst,
             propagator: None,
+            custom_propagator: None,
             seed: 0,
             top_n: 1,
             checkpoint: None,
         }
     }
+}
+
+/// `propagator` as recorded: a spec, or, in checkpoints written before specs existed, the genetic
+/// propagator's settings without a name.
+fn spec_or_genetic_settings<'de, D>(deserializer: D) -> std::result::Result<Option<PropagatorSpec>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Recorded {
+        Spec(PropagatorSpec),
+        GeneticSettings(DefaultPropagatorConfig),
+    }
+    Ok(Option::<Recorded>::deserialize(deserializer)?.map(|recorded| match recorded {
+        Recorded::Spec(spec) => spec,
+        Recorded::GeneticSettings(settings) => PropagatorSpec::Ga(settings),
+    }))
 }
 
 /// The most generations per worker a run may ask for.

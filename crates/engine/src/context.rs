@@ -3,9 +3,9 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::driver::panic_message;
 use crate::error::{Error, Result};
 use crate::launcher::Device;
+use crate::panic_message::panic_message;
 use crate::transport::Communicator;
 use propulate_core::early_stop::{Curve, Decision, MAX_CURVE_POINTS, StopRule};
 use propulate_core::individual::IndividualId;

@@ -14,6 +14,7 @@ pub mod launcher;
 pub mod observe;
 pub mod optimizer;
 pub mod output;
+mod panic_message;
 pub mod plot;
 pub mod report;
 pub mod result;

@@ -42,7 +42,7 @@ use propulate_core::early_stop::EarlyStopper;
 use propulate_core::individual::Params;
 
 use propulate_core::layout::IslandSpec;
-use propulate_core::propagator::{DefaultPropagatorConfig, Propagator};
+use propulate_core::propagator::{DefaultPropagatorConfig, Propagator, PropagatorSpec};
 use propulate_core::space::SearchSpace;
 use propulate_core::topology::TopologySpec;
 
@@ -151,12 +151,21 @@ impl Optimizer {
     pub fn rank_logs(self, dir: impl Into<std::path::PathBuf>, interval: u64) -> Self {
         self.observer(ObserverMode::Every(interval.max(1)), RankLog::new(dir))
     }
-    /// Settings of the default propagator.
+    /// Settings of the default (genetic) propagator.
     pub fn default_propagator(mut self, cfg: DefaultPropagatorConfig) -> Self {
-        self.config.propagator = Some(cfg);
+        self.config.propagator = Some(PropagatorSpec::Ga(cfg));
         self
     }
-    /// Use a custom propagator (one offspring per call) instead of the default one.
+    /// Breed with a built-in propagator and its settings (e.g.
+    /// `PropagatorSpec::with_defaults("gp", workers)`), recorded in the checkpoint: a resume with
+    /// another propagator or setting is refused.
+    pub fn propagator_spec(mut self, spec: PropagatorSpec) -> Self {
+        self.config.propagator = Some(spec);
+        self.propagator = None;
+        self
+    }
+    /// Use a custom propagator (one offspring per call) instead of a built-in one. The checkpoint
+    /// records its [`Propagator::name`], so that a resume with another is refused.
     pub fn propagator(mut self, p: impl Propagator + 'static) -> Self {
         self.propagator = Some(Arc::new(p));
         self

@@ -1,7 +1,7 @@
 //! The default propagator's multimodal settings against its defaults (the reference's genetic
 //! propagator), both run by the engine as a user would (8 in-process workers, 2 islands, 256
-//! generations): on the multimodal functions where the README's comparison with the Python
-//! reference must be won, their median best loss over three seeds is below the defaults'. (The full comparison, 14
+//! generations): on the multimodal functions where the comparison with the Python reference
+//! (docs/benchmarks/reference.md) must be won, their median best loss over three seeds is below the defaults'. (The full comparison, 14
 //! functions against Propulate 1.2.2 itself, is `benches/compare_reference.sh`.)
 
 use propulate_core::functions::benchmark;

@@ -47,7 +47,7 @@ pub struct DefaultPropagatorConfig {
 }
 
 /// The differential step's settings: weights drawn from [0.5, 1), nine parameters in ten moved
-/// (the values the README's benchmark runs used).
+/// (the values of the benchmark runs in docs/benchmarks/reference.md).
 const DIFFERENTIAL_WEIGHTS: (f64, f64) = (0.5, 1.0);
 const DIFFERENTIAL_CROSSOVER: f64 = 0.9;
 
@@ -57,8 +57,7 @@ fn one() -> usize {
 
 impl DefaultPropagatorConfig {
     /// The defaults for a run with `workers` workers: [`DefaultPropagatorConfig::multimodal`],
-    /// which beat the reference's genetic propagator on 12 of its 14 benchmark functions (README,
-    /// "Against the Python reference"). [`DefaultPropagatorConfig::reference`] is the reference's.
+    /// which beat the reference's genetic propagator on 12 of its 14 benchmark functions (docs/benchmarks/reference.md). [`DefaultPropagatorConfig::reference`] is the reference's.
     pub fn for_workers(workers: usize) -> Self {
         DefaultPropagatorConfig::multimodal(workers)
     }
@@ -66,8 +65,8 @@ impl DefaultPropagatorConfig {
     /// Settings for multimodal losses under a small budget: random individuals until the island
     /// holds 2 x workers, then a breeding pool of the best workers / 2 (at least 4), Gaussian steps
     /// of two parameters over 3 decades, 30 % of the children differential. Its median best loss
-    /// was at most the reference's on 12 of the reference's 14 benchmark functions (README,
-    /// "Against the Python reference", where these values were chosen).
+    /// was at most the reference's on 12 of the reference's 14 benchmark functions (docs/benchmarks/reference.md,
+    /// where these values were chosen).
     pub fn multimodal(workers: usize) -> Self {
         let reference = DefaultPropagatorConfig::reference(workers);
         DefaultPropagatorConfig {

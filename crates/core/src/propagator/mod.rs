@@ -13,6 +13,7 @@ mod nelder_mead;
 mod normalized;
 mod pso;
 mod selection;
+mod spec;
 mod tpe;
 
 pub use cmaes::{Cmaes, CmaesConfig, CovarianceUpdate, default_population_size};
@@ -26,6 +27,7 @@ pub use mutation::{IntervalMutationNormal, PointMutation, RandomPointMutation};
 pub use nelder_mead::{NelderMead, NelderMeadConfig};
 pub use pso::{Pso, PsoConfig, PsoVariant};
 pub use selection::{SelectMax, SelectMin, SelectUniform};
+pub use spec::PropagatorSpec;
 pub use tpe::{Tpe, TpeConfig};
 
 pub use crate::error::{Error, Result};

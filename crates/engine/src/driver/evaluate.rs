@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::message::{decode, encode};
 use crate::context::WorkerContext;
 use crate::error::Result;
+use crate::panic_message::panic_message;
 use crate::transport::Communicator;
 use propulate_core::individual::{Individual, Params};
 use propulate_core::space::SearchSpace;
@@ -65,13 +66,4 @@ pub(crate) fn evaluation_seed(seed: u64, ind: &Individual) -> u64 {
         seed ^ (ind.id.worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ ind.id.generation.wrapping_mul(0xBF58_476D_1CE4_E5B9),
     )
-}
-
-/// The message of a caught panic (panics carry a `&str` or a `String`).
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "non-string panic payload".into())
 }

@@ -13,7 +13,6 @@ mod summary;
 mod termination;
 
 pub use evaluate::LossResult;
-pub(crate) use evaluate::panic_message;
 
 use std::time::Instant;
 
@@ -27,7 +26,7 @@ use crate::transport::{Communicator, borrow_boxed};
 use propulate_core::early_stop::EarlyStopper;
 use propulate_core::individual::{Individual, Params};
 use propulate_core::layout::Layout;
-use propulate_core::propagator::{DefaultPropagatorConfig, Propagator, default_propagator};
+use propulate_core::propagator::{DefaultPropagatorConfig, Propagator, PropagatorSpec};
 use propulate_core::space::SearchSpace;
 use propulate_core::topology::Topology;
 
@@ -86,15 +85,26 @@ where
     }
     let layout = Layout::new(world.size(), cfg.ranks_per_worker, &cfg.islands)?;
     Topology::new(&cfg.topology, layout.islands())?;
-    let default;
+    // The configuration in effect, which the checkpoint records: the program's own propagator by
+    // its name, else the built-in one with every setting (the defaults for this many workers).
+    let mut resolved = cfg.clone();
+    let built;
     let propagator: &dyn Propagator = match propagator {
-        Some(p) => p,
+        Some(p) => {
+            resolved.propagator = None;
+            resolved.custom_propagator = Some(p.name().to_string());
+            p
+        }
         None => {
-            let pcfg = cfg.propagator.clone().unwrap_or_else(|| DefaultPropagatorConfig::for_workers(layout.workers()));
-            default = default_propagator(space, &pcfg)?;
-            default.as_ref()
+            let spec = resolved
+                .propagator
+                .get_or_insert_with(|| PropagatorSpec::Ga(DefaultPropagatorConfig::for_workers(layout.workers())));
+            resolved.custom_propagator = None;
+            built = spec.build(space)?;
+            built.as_ref()
         }
     };
+    let cfg = &resolved;
     let rank = world.rank();
     let is_root = layout.is_worker_root(rank);
     let mut worker_comm =
@@ -126,7 +136,7 @@ where
         // Abort before the communicators are dropped: dropping waits for pending sends, which a
         // peer blocked in a collective would never receive.
         Ok(Err(e)) => world.abort(1, &format!("unrecoverable error: {e}")),
-        Err(panic) => world.abort(1, &format!("panic: {}", evaluate::panic_message(panic.as_ref()))),
+        Err(panic) => world.abort(1, &format!("panic: {}", crate::panic_message::panic_message(panic.as_ref()))),
     }
 }
 

@@ -155,7 +155,7 @@ impl OwnerFile {
                     // first's fresh file and both go on. That needs two resumes of one checkpoint
                     // at the same instant after a job died on a file system without flock.
                     // Likewise a writer stopped for longer than STALE_AFTER (SIGSTOP, a hung mount)
-                    // is taken over without noticing. Both are stated in the README.
+                    // is taken over without noticing. Both are stated in docs/guide/checkpoints.md.
                     match std::fs::remove_file(path) {
                         Ok(()) => {}
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

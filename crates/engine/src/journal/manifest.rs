@@ -117,11 +117,13 @@ impl Manifest {
         }
         // Parsed again from the text (a few kilobytes) rather than from `value`, so that an error
         // points at its line and column.
-        let manifest: Manifest = serde_json::from_str(&text)
+        let mut manifest: Manifest = serde_json::from_str(&text)
             .map_err(|e| Error::Checkpoint(format!("{}: malformed manifest: {e}", path.display())))?;
         // An edited or damaged manifest is refused here, before anything divides by its layout,
         // allocates by its worker count or samples from its space.
         manifest.validate().map_err(|e| Error::Checkpoint(format!("{}: {e}", path.display())))?;
+        super::legacy_propagator::adopt(&mut manifest)
+            .map_err(|e| Error::Checkpoint(format!("{}: {e}", path.display())))?;
         Ok(manifest)
     }
 
@@ -215,9 +217,10 @@ impl Manifest {
         Ok(())
     }
 
-    /// Every difference that forbids resuming this checkpoint with `config`, `space` and `layout`.
-    /// More generations are allowed; so is a change of the settings that do not shape the state
-    /// (progress, top-n, migration probability, propagator knobs).
+    /// Every difference that forbids resuming this checkpoint with `config`, `space` and `layout`
+    /// (the propagator and each of its settings included). More generations are allowed; so is a
+    /// change of the settings that do not shape the state (progress, top-n, migration
+    /// probability).
     pub fn differences(
         &self,
         config: &RunConfig,
@@ -257,6 +260,7 @@ impl Manifest {
         if self.config.seed != config.seed {
             d.push(format!("seed: checkpoint has {}, this run has {}", self.config.seed, config.seed));
         }
+        d.extend(propagator_differences(&self.config, config));
         if self.config.pollination != config.pollination {
             d.push(format!(
                 "pollination: checkpoint has {}, this run has {}",
@@ -272,6 +276,31 @@ impl Manifest {
         }
         d
     }
+}
+
+/// How the propagator `config` breeds with differs from the one `recorded` bred with: a built-in
+/// one by each setting, a program's own one by its name. A manifest from before propagators were
+/// recorded with every setting, holding neither, is compared with nothing.
+fn propagator_differences(recorded: &RunConfig, config: &RunConfig) -> Vec<String> {
+    let describe = |c: &RunConfig| match (&c.propagator, &c.custom_propagator) {
+        (_, Some(custom)) => format!("the program's own propagator '{custom}'"),
+        (Some(spec), None) => spec.name().to_string(),
+        (None, None) => String::new(),
+    };
+    let (old, new) = (describe(recorded), describe(config));
+    if old.is_empty() {
+        return Vec::new();
+    }
+    if let (Some(a), Some(b), None, None) =
+        (&recorded.propagator, &config.propagator, &recorded.custom_propagator, &config.custom_propagator)
+    {
+        return a
+            .differences(b)
+            .into_iter()
+            .map(|(what, a, b)| format!("{what}: checkpoint has {a}, this run has {b}"))
+            .collect();
+    }
+    if old == new { Vec::new() } else { vec![format!("propagator: checkpoint has {old}, this run has {new}")] }
 }
 
 /// The manifest's text, refused beyond [`MAX_MANIFEST_BYTES`] (the limit applies while reading, so

@@ -6,6 +6,7 @@
 //! Every start on an existing checkpoint opens new journal segments (`worker-00003.0002.jsonl`), so a
 //! resume never rewrites or truncates what an earlier run wrote, even a torn last line.
 
+mod legacy_propagator;
 mod lock;
 mod manifest;
 mod replay;

@@ -1,0 +1,119 @@
+//! Manifests written before propagator specs (until 2026-11-25): the CLI recorded the propagator's
+//! name as the fact `propagator` and only the settings given as flags (`gp_xi`, `pso_inertia`,
+//! ...), while `config.propagator` held the genetic propagator's settings whatever bred. Reading
+//! such a manifest turns those facts into the spec the run bred with, so that it resumes as it was
+//! and is compared as any other.
+
+use propulate_core::propagator::PropagatorSpec;
+use serde_json::{Map, Value};
+
+use super::Manifest;
+
+/// Each old fact, the setting it became in its propagator's spec, and how its value maps.
+const SETTINGS: [(&str, &str); 9] = [
+    ("pso_inertia", "inertia"),
+    ("pso_cognitive", "c_cognitive"),
+    ("pso_social", "c_social"),
+    ("cmaes_lambda", "population_size"),
+    ("tpe_gamma", "gamma"),
+    ("tpe_startup", "startup"),
+    ("gp_startup", "startup"),
+    ("gp_xi", "xi"),
+    ("gp_kernel", "per_axis"),
+];
+
+/// Moves the old facts of `manifest` into `config.propagator`; a manifest without them is left
+/// as it is. The spec is the one the CLI built then: its defaults with the recorded settings
+/// (the GP's cap on points raised to its start), and for a GP run that recorded no kernel the
+/// shared one, the only kernel before 2026-11-24. An unknown name or a setting of the wrong type
+/// is an error naming it.
+pub(super) fn adopt(manifest: &mut Manifest) -> Result<(), String> {
+    let Some(name) = manifest.extra.remove("propagator") else { return Ok(()) };
+    let recorded: Map<String, Value> =
+        SETTINGS.iter().filter_map(|(old, _)| manifest.extra.remove(*old).map(|v| (old.to_string(), v))).collect();
+    let name = name.as_str().ok_or_else(|| format!("extra.propagator is {name}, not a propagator's name"))?.to_string();
+    if name == "ga" {
+        // The genetic propagator's settings are already where specs keep them.
+        return Ok(());
+    }
+    let workers = manifest.layout.world_size / manifest.layout.ranks_per_worker.max(1);
+    let spec = PropagatorSpec::with_defaults(&name, workers).map_err(|e| format!("extra.propagator: {e}"))?;
+    let mut settings = spec.settings();
+    for (old, new) in SETTINGS {
+        let Some(value) = recorded.get(old) else { continue };
+        let value = match (old, value.as_str()) {
+            ("gp_kernel", Some(kernel)) => Value::Bool(kernel == "per-axis"),
+            _ => value.clone(),
+        };
+        if old.split('_').next() == name.split('-').next() {
+            settings.insert(new.into(), value);
+        }
+    }
+    if name == "gp" {
+        if !recorded.contains_key("gp_kernel") {
+            settings.insert("per_axis".into(), Value::Bool(false));
+        }
+        let startup = settings.get("startup").and_then(Value::as_u64).unwrap_or(0);
+        let cap = settings.get("max_points").and_then(Value::as_u64).unwrap_or(0);
+        settings.insert("max_points".into(), cap.max(startup).into());
+    }
+    let spec = PropagatorSpec::from_settings(&name, settings).map_err(|e| format!("extra: {e}"))?;
+    manifest.config.propagator = Some(spec);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RunConfig;
+    use propulate_core::layout::Layout;
+    use propulate_core::propagator::DefaultPropagatorConfig;
+    use propulate_core::{IslandSpec, SearchSpace};
+    use serde_json::json;
+
+    /// A manifest as the CLI wrote it before specs: `config.propagator` the genetic settings,
+    /// the propagator and the flags given as facts.
+    fn old_manifest(facts: Value) -> Manifest {
+        let space = SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
+        let layout = Layout::new(2, 1, &IslandSpec::Count(1)).unwrap();
+        let config = RunConfig { propagator: None, ..RunConfig::default() };
+        let mut m = Manifest::new(&config, &space, &layout, facts.as_object().unwrap().clone());
+        let mut json = serde_json::to_value(&m).unwrap();
+        let genetic = serde_json::to_value(DefaultPropagatorConfig::for_workers(2)).unwrap();
+        json["config"]["propagator"] = genetic;
+        m = serde_json::from_value(json).expect("the old shape reads");
+        m
+    }
+
+    #[test]
+    fn an_old_gp_run_without_a_kernel_bred_with_the_shared_one() {
+        let mut m = old_manifest(json!({"function": "sphere", "propagator": "gp", "gp_xi": 0.1}));
+        adopt(&mut m).unwrap();
+        let Some(PropagatorSpec::Gp(gp)) = &m.config.propagator else { panic!("{:?}", m.config.propagator) };
+        assert!(!gp.per_axis);
+        assert_eq!(gp.xi, 0.1);
+        assert_eq!(m.extra, *json!({"function": "sphere"}).as_object().unwrap(), "the old facts are gone");
+        let mut m = old_manifest(json!({"propagator": "gp", "gp_kernel": "per-axis", "gp_startup": 300}));
+        adopt(&mut m).unwrap();
+        let Some(PropagatorSpec::Gp(gp)) = &m.config.propagator else { panic!() };
+        assert!(gp.per_axis);
+        assert_eq!((gp.startup, gp.max_points), (300, 300));
+    }
+
+    #[test]
+    fn old_genetic_runs_keep_their_settings_and_other_propagators_take_theirs() {
+        for facts in [json!({"propagator": "ga"}), json!({})] {
+            let mut m = old_manifest(facts);
+            adopt(&mut m).unwrap();
+            assert_eq!(m.config.propagator, Some(PropagatorSpec::Ga(DefaultPropagatorConfig::for_workers(2))));
+        }
+        let mut m = old_manifest(json!({"propagator": "pso-constriction", "pso_social": 2.5}));
+        adopt(&mut m).unwrap();
+        let Some(PropagatorSpec::PsoConstriction(pso)) = &m.config.propagator else { panic!() };
+        assert_eq!((pso.c_cognitive, pso.c_social), (2.05, 2.5));
+        let mut m = old_manifest(json!({"propagator": "sa"}));
+        assert!(adopt(&mut m).unwrap_err().contains("unknown propagator 'sa'"));
+        let mut m = old_manifest(json!({"propagator": "tpe", "tpe_gamma": "high"}));
+        assert!(adopt(&mut m).unwrap_err().contains("propagator tpe"));
+    }
+}

@@ -1,0 +1,65 @@
+//! A library run's checkpoint records the propagator it breeds with, every setting included, and a
+//! resume with another propagator, another setting or another program-made propagator is refused,
+//! as the CLI's are; the same one resumes.
+
+use propulate_core::SearchSpace;
+use propulate_core::propagator::{InitUniform, Propagator, PropagatorSpec, Tpe, TpeConfig};
+use propulate_engine::Optimizer;
+use propulate_engine::journal::Manifest;
+
+fn space() -> SearchSpace {
+    SearchSpace::builder().float("x", -1.0, 1.0).build().unwrap()
+}
+
+/// A run of `generations` on 2 in-process ranks breeding as `breed` says, into `dir`.
+fn run(
+    dir: &std::path::Path,
+    generations: u64,
+    breed: impl FnOnce(Optimizer) -> Optimizer,
+) -> propulate_engine::Result<propulate_engine::RunResult> {
+    breed(Optimizer::new(space()).generations(generations).seed(1).checkpoint(dir))
+        .run_local(2, |p, _| Ok(p.float("x").powi(2)))
+}
+
+#[test]
+fn a_resume_with_another_propagator_or_setting_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let gp = PropagatorSpec::with_defaults("gp", 2).unwrap();
+    run(dir.path(), 4, |o| o.propagator_spec(gp.clone())).unwrap();
+    let manifest = Manifest::read(dir.path()).unwrap();
+    assert_eq!(manifest.config.propagator.as_ref(), Some(&gp), "recorded with every setting");
+
+    let PropagatorSpec::Gp(mut other) = gp.clone() else { unreachable!() };
+    other.xi = 0.5;
+    let e = run(dir.path(), 6, |o| o.propagator_spec(PropagatorSpec::Gp(other))).unwrap_err().to_string();
+    assert!(e.contains("propagator gp xi: checkpoint has 0.01, this run has 0.5"), "{e}");
+    let e = run(dir.path(), 6, |o| o).unwrap_err().to_string();
+    assert!(e.contains("propagator: checkpoint has gp, this run has ga"), "{e}");
+    let tpe = Tpe::new(&space(), TpeConfig::default()).unwrap();
+    let e = run(dir.path(), 6, |o| o.propagator(tpe)).unwrap_err().to_string();
+    assert!(e.contains("propagator: checkpoint has gp, this run has the program's own propagator 'TPE'"), "{e}");
+
+    let resumed = run(dir.path(), 6, |o| o.propagator_spec(gp.clone())).unwrap();
+    assert_eq!(resumed.evaluations, 12);
+}
+
+/// A run breeding with the program's own propagator records its name; a resume with another
+/// one is refused, with the same one it goes on. A run with no propagator chosen records the
+/// genetic one with the defaults for its workers.
+#[test]
+fn a_programs_own_propagator_is_recorded_by_name_and_the_default_with_its_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    run(dir.path(), 3, |o| o.propagator(InitUniform::fresh())).unwrap();
+    let manifest = Manifest::read(dir.path()).unwrap();
+    assert_eq!(manifest.config.custom_propagator.as_deref(), Some(InitUniform::fresh().name()));
+    assert_eq!(manifest.config.propagator, None);
+    let tpe = Tpe::new(&space(), TpeConfig::default()).unwrap();
+    let e = run(dir.path(), 5, |o| o.propagator(tpe)).unwrap_err().to_string();
+    assert!(e.contains("this run has the program's own propagator 'TPE'"), "{e}");
+    run(dir.path(), 5, |o| o.propagator(InitUniform::fresh())).unwrap();
+
+    let fresh = tempfile::tempdir().unwrap();
+    run(fresh.path(), 2, |o| o).unwrap();
+    let manifest = Manifest::read(fresh.path()).unwrap();
+    assert_eq!(manifest.config.propagator, Some(PropagatorSpec::with_defaults("ga", 2).unwrap()));
+}

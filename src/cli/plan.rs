@@ -1,0 +1,191 @@
+//! A run resolved once: the flags, the files they name and the checkpoint the run continues become
+//! one [`Plan`] (the task, the run configuration with the propagator in effect), which set-up and
+//! the end of the run both read. Nothing is derived from disk again: the files are read once, by
+//! one rank ([`SetupFiles`]), and handed to the others, so that every rank plans from the same
+//! bytes, and a file only one rank can read (a fifo, a path that differs between nodes) cannot
+//! split the job.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use propulate::config::{CheckpointSettings, RunConfig};
+use propulate::journal::Manifest;
+use propulate::propagator::PropagatorSpec;
+use propulate::topology::Topology;
+use propulate::{Error, IslandSpec, Result, TopologySpec};
+
+use super::args::RunArgs;
+use super::propagator_flags::Recorded;
+use super::task::Task;
+
+/// How long set-up waits for a file that is not a regular one (a fifo nobody writes to).
+const SPECIAL_FILE_WAIT: Duration = Duration::from_secs(10);
+
+/// What the flags name on disk.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct SetupFiles {
+    /// The `--topology` and `--space` flags of the rank that read the files, which every rank
+    /// must share (an MPMD job can give ranks different flags).
+    pub read_for: (String, Option<PathBuf>),
+    /// The text of `--space FILE`.
+    pub space: Option<String>,
+    /// The text of `--topology FILE` (not for `ring` or `fully-connected`).
+    pub topology: Option<String>,
+    /// The manifest of the checkpoint this run resumes (`None`: a new run, or a manifest the
+    /// resume will report as unreadable).
+    pub resumed: Option<Manifest>,
+    /// The manifest of the run `--reshape-from` names.
+    pub reshaped: Option<Manifest>,
+}
+
+impl SetupFiles {
+    /// Read what `args` names, for a run of the task named `task`.
+    pub fn read(args: &RunArgs, task: &str) -> Result<SetupFiles> {
+        SetupFiles::read_or_say_why(args, task).map_err(Error::InvalidConfig)
+    }
+
+    /// [`SetupFiles::read`], its error the bare message (the same on every rank it is sent to).
+    fn read_or_say_why(args: &RunArgs, task: &str) -> std::result::Result<SetupFiles, String> {
+        let space = match &args.trial.space {
+            Some(path) => {
+                Some(read_setup_file(path).map_err(|e| format!("cannot read the space file {}: {e}", path.display()))?)
+            }
+            None => None,
+        };
+        let topology = match args.topology.as_str() {
+            "fully-connected" | "full" | "ring" => None,
+            path => Some(read_setup_file(Path::new(path)).map_err(|e| {
+                format!("--topology '{path}' is neither fully-connected, ring nor a readable matrix file: {e}")
+            })?),
+        };
+        let resumed = args.checkpoint_dir(task).and_then(|dir| Manifest::read(&dir).ok());
+        let reshaped = args.reshape_from.as_deref().and_then(|dir| Manifest::read(dir).ok());
+        Ok(SetupFiles {
+            read_for: (args.topology.clone(), args.trial.space.clone()),
+            space,
+            topology,
+            resumed,
+            reshaped,
+        })
+    }
+
+    /// Whether these files are the ones `args` name: a rank given another `--topology` or
+    /// `--space` than the rank that read them is an error naming both.
+    pub fn check_read_for(&self, args: &RunArgs) -> Result<()> {
+        let (topology, space) = &self.read_for;
+        if *topology != args.topology {
+            return Err(Error::InvalidConfig(format!(
+                "--topology {} differs from rank 0's --topology {topology}: give every rank the same flags",
+                args.topology
+            )));
+        }
+        if *space != args.trial.space {
+            let show = |p: &Option<PathBuf>| p.as_ref().map_or("(none)".into(), |p| p.display().to_string());
+            return Err(Error::InvalidConfig(format!(
+                "--space {} differs from rank 0's --space {}: give every rank the same flags",
+                show(&args.trial.space),
+                show(space)
+            )));
+        }
+        Ok(())
+    }
+
+    /// [`SetupFiles::read`] on rank 0, handed to every rank of `world`: every rank returns the
+    /// same files, or the same error.
+    pub fn read_once(
+        args: &RunArgs,
+        task: &str,
+        world: &mut dyn propulate::transport::Communicator,
+    ) -> Result<SetupFiles> {
+        let mut bytes = Vec::new();
+        if world.rank() == 0 {
+            let read = SetupFiles::read_or_say_why(args, task);
+            bytes = serde_json::to_vec(&read).expect("set-up files serialize");
+        }
+        world.broadcast(0, &mut bytes)?;
+        let read: std::result::Result<SetupFiles, String> = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Transport(format!("the set-up files from rank 0 do not decode: {e}")))?;
+        read.map_err(Error::InvalidConfig)
+    }
+}
+
+/// The text of a file a flag names. A regular file is read at once; anything else (a fifo, a
+/// device) gets [`SPECIAL_FILE_WAIT`] to deliver, so that set-up cannot block for ever.
+fn read_setup_file(path: &Path) -> std::io::Result<String> {
+    if std::fs::metadata(path)?.is_file() {
+        return std::fs::read_to_string(path);
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owned = path.to_path_buf();
+    // Opening a fifo blocks until someone writes; the thread is left behind if nobody does.
+    std::thread::spawn(move || {
+        let read = std::fs::File::open(&owned).and_then(|mut f| {
+            let mut text = String::new();
+            f.read_to_string(&mut text).map(|_| text)
+        });
+        let _ = tx.send(read);
+    });
+    rx.recv_timeout(SPECIAL_FILE_WAIT).unwrap_or_else(|_| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("not a regular file, and nothing came in {} s", SPECIAL_FILE_WAIT.as_secs()),
+        ))
+    })
+}
+
+/// Everything a run is, resolved.
+pub(crate) struct Plan {
+    pub task: Box<dyn Task>,
+    /// The run configuration, the propagator in effect included (`config.propagator`).
+    pub config: RunConfig,
+    /// The propagator in effect (also in `config`), for `best.json`.
+    pub propagator: PropagatorSpec,
+}
+
+impl Plan {
+    /// The plan for a job of `world_size` ranks running `task`, from `args` and `files`.
+    pub fn new(args: &RunArgs, task: Box<dyn Task>, files: &SetupFiles, world_size: usize) -> Result<Plan> {
+        let islands = match &args.island_sizes {
+            Some(sizes) => IslandSpec::Sizes(sizes.clone()),
+            None => IslandSpec::Count(args.islands),
+        };
+        let topology = match (args.topology.as_str(), &files.topology) {
+            ("ring", _) => TopologySpec::Ring,
+            (_, Some(text)) => TopologySpec::Matrix(
+                Topology::parse_matrix(text)
+                    .map_err(|e| Error::InvalidConfig(format!("--topology {}: {e}", args.topology)))?,
+            ),
+            _ => TopologySpec::FullyConnected,
+        };
+        let ranks_per_worker = args.ranks_per_worker.unwrap_or_else(|| task.default_ranks_per_worker(world_size));
+        let workers = (world_size / ranks_per_worker.max(1)).max(1);
+        let checkpoint = args.checkpoint_dir(&task.name());
+        let recorded = Recorded {
+            resumed: checkpoint.as_deref().zip(files.resumed.as_ref().and_then(|m| m.config.propagator.as_ref())),
+            reshaped: files.reshaped.as_ref().and_then(|m| m.config.propagator.as_ref()),
+        };
+        let propagator = args.breeding.resolve(&recorded, task.default_propagator(), workers)?;
+        let config = RunConfig {
+            generations: args.generations.unwrap_or_else(|| task.default_generations()),
+            islands,
+            ranks_per_worker,
+            migration_probability: args.migration_probability,
+            pollination: args.pollination,
+            topology,
+            propagator: Some(propagator.clone()),
+            seed: args.seed,
+            top_n: args.top_n,
+            checkpoint: checkpoint.map(|dir: PathBuf| CheckpointSettings {
+                dir,
+                fsync: args.fsync,
+                extra: task.checkpoint_facts(),
+                reshape_from: args.reshape_from.clone(),
+            }),
+            ..RunConfig::default()
+        };
+        Ok(Plan { task, config, propagator })
+    }
+}

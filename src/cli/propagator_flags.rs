@@ -1,0 +1,407 @@
+//! `--propagator` and the flags of each propagator's settings, each declared once in [`FLAGS`]: the
+//! flag, the propagators it belongs to, the field of their spec (`propulate::propagator::
+//! PropagatorSpec`) it sets, and its help. Parsing, the check that a flag belongs to the chosen
+//! propagator, and the resolution into the spec in effect all read that table; adding a setting
+//! is one entry there (and a field in core's configuration).
+
+use std::path::Path;
+
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use serde_json::{Map, Value};
+
+use propulate::propagator::{DefaultPropagatorConfig, PropagatorSpec};
+use propulate::{Error, Result};
+
+const HEADING: &str = "Propagator";
+const GA: &[&str] = &["ga"];
+const PSO: &[&str] = &["pso", "pso-clamping", "pso-constriction", "pso-canonical"];
+const CMAES: &[&str] = &["cmaes", "cmaes-basic"];
+const TPE: &[&str] = &["tpe"];
+const GP: &[&str] = &["gp"];
+
+/// How a flag's text becomes its setting's JSON value.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// A number (f64).
+    Float,
+    /// A count (usize).
+    Count,
+    /// One of the words, each the boolean it stands for.
+    Words(&'static [(&'static str, bool)]),
+}
+
+/// One setting of one family of propagators, as a flag.
+#[derive(Debug)]
+pub(crate) struct SettingFlag {
+    /// The long flag without its dashes.
+    long: &'static str,
+    /// The propagators it sets; the first names the family in messages.
+    owners: &'static [&'static str],
+    /// The field of their configuration it sets.
+    field: &'static str,
+    kind: Kind,
+    help: &'static str,
+}
+
+/// Every propagator setting a flag can give.
+const FLAGS: &[SettingFlag] = &[
+    SettingFlag {
+        long: "pop-size",
+        owners: GA,
+        field: "pop_size",
+        kind: Kind::Count,
+        help: "Breeding pool: the best this many on the island [default: half the workers, at least 4; \
+               with --reference-genetic: 2 x workers]",
+    },
+    SettingFlag {
+        long: "random-start",
+        owners: GA,
+        field: "random_start",
+        kind: Kind::Count,
+        help: "Random individuals until the island holds this many, then breeding [default: 2 x workers, \
+               at least 4; with --reference-genetic: the pop size; never below --pop-size]",
+    },
+    SettingFlag {
+        long: "crossover-prob",
+        owners: GA,
+        field: "crossover_prob",
+        kind: Kind::Float,
+        help: "Probability that a child is a crossover of two parents [default: 0.7]",
+    },
+    SettingFlag {
+        long: "mutation-prob",
+        owners: GA,
+        field: "mutation_prob",
+        kind: Kind::Float,
+        help: "Probability that one parameter is re-sampled [default: 0.4]",
+    },
+    SettingFlag {
+        long: "random-init-prob",
+        owners: GA,
+        field: "random_init_prob",
+        kind: Kind::Float,
+        help: "Probability that the child is replaced by a random point [default: 0.1]",
+    },
+    SettingFlag {
+        long: "sigma-factor",
+        owners: GA,
+        field: "sigma_factor",
+        kind: Kind::Float,
+        help: "Largest width of the Gaussian mutation as a fraction of each parameter's range [default: 0.05]",
+    },
+    SettingFlag {
+        long: "step-decades",
+        owners: GA,
+        field: "step_decades",
+        kind: Kind::Float,
+        help: "Powers of ten below --sigma-factor that a Gaussian step may reach, drawn log-uniformly per \
+               child [default: 3; with --reference-genetic: 0, the reference's fixed step]",
+    },
+    SettingFlag {
+        long: "differential-prob",
+        owners: GA,
+        field: "differential_prob",
+        kind: Kind::Float,
+        help: "Probability that a child is a differential-evolution step from the pool instead of a \
+               genetic one [default: 0.3; with --reference-genetic: 0]",
+    },
+    SettingFlag {
+        long: "pso-inertia",
+        owners: PSO,
+        field: "inertia",
+        kind: Kind::Float,
+        help: "PSO inertia weight w [default: 0.729]",
+    },
+    SettingFlag {
+        long: "pso-cognitive",
+        owners: PSO,
+        field: "c_cognitive",
+        kind: Kind::Float,
+        help: "PSO cognitive coefficient c1, the pull to the particle's own best [default: 1.49445; 2.05 \
+               for pso-constriction and pso-canonical]",
+    },
+    SettingFlag {
+        long: "pso-social",
+        owners: PSO,
+        field: "c_social",
+        kind: Kind::Float,
+        help: "PSO social coefficient c2, the pull to the island's best [default: 1.49445; 2.05 for \
+               pso-constriction and pso-canonical]",
+    },
+    SettingFlag {
+        long: "cmaes-lambda",
+        owners: CMAES,
+        field: "population_size",
+        kind: Kind::Count,
+        help: "CMA-ES generation size lambda [default: 4 + floor(3 ln n) for n parameters]",
+    },
+    SettingFlag {
+        long: "tpe-gamma",
+        owners: TPE,
+        field: "gamma",
+        kind: Kind::Float,
+        help: "TPE: share of the island's evaluations that make its good density [default: 0.25]",
+    },
+    SettingFlag {
+        long: "tpe-startup",
+        owners: TPE,
+        field: "startup",
+        kind: Kind::Count,
+        help: "TPE: random individuals until the island holds this many evaluated ones [default: 6]",
+    },
+    SettingFlag {
+        long: "gp-startup",
+        owners: GP,
+        field: "startup",
+        kind: Kind::Count,
+        help: "GP: random individuals until the island holds this many evaluated ones (at least 2) \
+               [default: 6]",
+    },
+    SettingFlag {
+        long: "gp-xi",
+        owners: GP,
+        field: "xi",
+        kind: Kind::Float,
+        help: "GP: improvement over the best loss, in standard deviations of the losses, a candidate must \
+               promise; larger explores more [default: 0.01]",
+    },
+    SettingFlag {
+        long: "gp-kernel",
+        owners: GP,
+        field: "per_axis",
+        kind: Kind::Words(&[("per-axis", true), ("shared", false)]),
+        help: "GP: the kernel's length scales, one per parameter coordinate (fitted, so that parameters \
+               the loss barely depends on stop blurring the others) or one shared by all [default: per-axis]",
+    },
+];
+
+const PROPAGATOR_HELP: &str = "Breeding operator [default: gp for the CNN task and command trials, ga with \
+    --function; a resume: its checkpoint's]: ga (genetic and differential children; see \
+    --reference-genetic), pso (basic), pso-clamping, pso-constriction, pso-canonical, cmaes (active), \
+    cmaes-basic, nm (Nelder-Mead); pso, cmaes and nm search int and float parameters only; tpe \
+    (tree-structured Parzen estimator, Optuna's default sampler) models each parameter from the island's \
+    evaluations; gp (Bayesian optimization: a Gaussian process over all parameters, expected \
+    improvement) models them together";
+
+const REFERENCE_GENETIC_HELP: &str = "The Python reference's genetic propagator instead of the default's \
+    settings: a pool of 2 x workers, no wider random start, Gaussian steps of one parameter and fixed \
+    width, no differential children (the default beat it on 12 of its 14 benchmark functions)";
+
+/// The propagator flags as given.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PropagatorArgs {
+    /// `--propagator`.
+    pub name: Option<String>,
+    /// `--reference-genetic`.
+    pub reference_genetic: bool,
+    /// The settings given, each with its flag, in the table's order.
+    given: Vec<(&'static SettingFlag, Value)>,
+}
+
+impl Args for PropagatorArgs {
+    fn augment_args(cmd: Command) -> Command {
+        let cmd = cmd
+            .arg(
+                Arg::new("propagator")
+                    .long("propagator")
+                    .value_name("NAME")
+                    .help(PROPAGATOR_HELP)
+                    .help_heading(HEADING),
+            )
+            .arg(
+                Arg::new("reference-genetic")
+                    .long("reference-genetic")
+                    .action(ArgAction::SetTrue)
+                    .help(REFERENCE_GENETIC_HELP)
+                    .help_heading(HEADING),
+            );
+        FLAGS.iter().fold(cmd, |cmd, flag| {
+            let arg = Arg::new(flag.long).long(flag.long).help(flag.help).help_heading(HEADING);
+            cmd.arg(match flag.kind {
+                Kind::Float => arg.value_parser(clap::value_parser!(f64)).value_name("X"),
+                Kind::Count => arg.value_parser(clap::value_parser!(usize)).value_name("N"),
+                Kind::Words(words) => arg
+                    .value_parser(clap::builder::PossibleValuesParser::new(words.iter().map(|(w, _)| *w)))
+                    .value_name("NAME"),
+            })
+        })
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for PropagatorArgs {
+    fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
+        let given = FLAGS
+            .iter()
+            .filter_map(|flag| {
+                let value = match flag.kind {
+                    Kind::Float => m.get_one::<f64>(flag.long).map(|x| Value::from(*x)),
+                    Kind::Count => m.get_one::<usize>(flag.long).map(|n| Value::from(*n)),
+                    Kind::Words(words) => m
+                        .get_one::<String>(flag.long)
+                        .map(|word| Value::Bool(words.iter().find(|(w, _)| w == word).is_some_and(|(_, b)| *b))),
+                };
+                value.map(|v| (flag, v))
+            })
+            .collect();
+        Ok(PropagatorArgs {
+            name: m.get_one::<String>("propagator").cloned(),
+            reference_genetic: m.get_flag("reference-genetic"),
+            given,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> std::result::Result<(), clap::Error> {
+        *self = PropagatorArgs::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// A propagator a run continues, and where it was recorded.
+pub(crate) struct Recorded<'a> {
+    /// The run's own checkpoint, when it resumes one.
+    pub resumed: Option<(&'a Path, &'a PropagatorSpec)>,
+    /// The run it reshapes (`--reshape-from`), when it starts from one.
+    pub reshaped: Option<&'a PropagatorSpec>,
+}
+
+impl PropagatorArgs {
+    /// The propagator this run breeds with, every setting resolved: `--propagator`, else the one
+    /// the run it continues bred with (so that the same command line resumes a run as it was,
+    /// even one written when the task's default was another), else `default` (the task's). Each
+    /// setting is its flag's, else the continued run's (same propagator), else the default for
+    /// `workers`. A resume naming another propagator than its checkpoint's is refused, and so is
+    /// a flag of another propagator (`--tpe-gamma` with gp would change nothing).
+    pub fn resolve(&self, recorded: &Recorded<'_>, default: &str, workers: usize) -> Result<PropagatorSpec> {
+        let resumed = recorded.resumed.map(|(_, spec)| spec);
+        let name = match (&self.name, recorded.resumed) {
+            (Some(given), Some((dir, spec))) if given != spec.name() => {
+                return Err(Error::InvalidConfig(format!(
+                    "--propagator {given}: the checkpoint in {} was bred with {recorded}; resume with --propagator \
+                     {recorded} (or without --propagator), or start a new run with another --checkpoint",
+                    dir.display(),
+                    recorded = spec.name()
+                )));
+            }
+            (Some(given), _) => given.clone(),
+            (None, _) => resumed.or(recorded.reshaped).map_or(default.to_string(), |s| s.name().to_string()),
+        };
+        self.check_flags_belong_to(&name)?;
+        let fresh = match (name.as_str(), self.reference_genetic) {
+            ("ga", true) => PropagatorSpec::Ga(DefaultPropagatorConfig::reference(workers)),
+            _ => PropagatorSpec::with_defaults(&name, workers)?,
+        };
+        // --reference-genetic asks for the reference's settings, not the recorded ones.
+        let continued = resumed.or(recorded.reshaped).filter(|s| s.name() == name && !self.reference_genetic);
+        let mut settings = continued.unwrap_or(&fresh).settings();
+        for (flag, value) in &self.given {
+            settings.insert(flag.field.into(), value.clone());
+        }
+        raise_to(&mut settings, "random_start", "pop_size");
+        raise_to(&mut settings, "max_points", "startup");
+        Ok(PropagatorSpec::from_settings(&name, settings)?)
+    }
+
+    /// Flags of another propagator than `name` are an error naming them and the fix.
+    fn check_flags_belong_to(&self, name: &str) -> Result<()> {
+        let mut misplaced: Vec<(&str, &[&str])> =
+            self.given.iter().filter(|(f, _)| !f.owners.contains(&name)).map(|(f, _)| (f.long, f.owners)).collect();
+        if self.reference_genetic && name != "ga" {
+            misplaced.insert(0, ("reference-genetic", GA));
+        }
+        let Some((_, owners)) = misplaced.first().copied() else { return Ok(()) };
+        let flags: Vec<String> =
+            misplaced.iter().filter(|(_, o)| *o == owners).map(|(flag, _)| format!("--{flag}")).collect();
+        let family = if owners == GA { "genetic" } else { owners[0] };
+        let (verb, pronoun) = if flags.len() == 1 { ("sets", "it") } else { ("set", "them") };
+        Err(Error::InvalidConfig(format!(
+            "{} {verb} the {family} propagator, but the propagator is {name}: add --propagator {}, or leave {pronoun} out",
+            flags.join(", "),
+            owners[0]
+        )))
+    }
+}
+
+/// A start larger than what it must cover raises it: a random start below the pool, or a GP cap
+/// on points below its random start (`key` is raised to at least `floor`, where both are set).
+fn raise_to(settings: &mut Map<String, Value>, key: &str, floor: &str) {
+    if let (Some(value), Some(least)) =
+        (settings.get(key).and_then(Value::as_u64), settings.get(floor).and_then(Value::as_u64))
+        && value < least
+    {
+        settings.insert(key.into(), least.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        propagator: PropagatorArgs,
+    }
+
+    fn parse(args: &[&str]) -> PropagatorArgs {
+        Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied())).unwrap().propagator
+    }
+
+    const NONE: Recorded<'static> = Recorded { resumed: None, reshaped: None };
+
+    #[test]
+    fn every_flag_names_a_setting_of_each_of_its_propagators() {
+        for flag in FLAGS {
+            for owner in flag.owners {
+                let spec = PropagatorSpec::with_defaults(owner, 4).unwrap();
+                assert!(spec.settings().contains_key(flag.field), "--{}: {owner} has no {}", flag.long, flag.field);
+            }
+        }
+    }
+
+    #[test]
+    fn flags_set_their_fields_and_the_rest_are_defaults() {
+        let spec = parse(&["--propagator", "gp", "--gp-kernel", "shared", "--gp-startup", "300"])
+            .resolve(&NONE, "ga", 4)
+            .unwrap();
+        let PropagatorSpec::Gp(gp) = spec else { panic!("{spec:?}") };
+        assert!(!gp.per_axis);
+        assert_eq!((gp.startup, gp.max_points, gp.xi), (300, 300, 0.01), "the cap rises with the start");
+        let spec = parse(&["--pop-size", "12"]).resolve(&NONE, "ga", 4).unwrap();
+        let PropagatorSpec::Ga(ga) = spec else { panic!() };
+        assert_eq!((ga.pop_size, ga.random_start), (12, Some(12)), "the start is at least the pool");
+        let spec = parse(&["--reference-genetic"]).resolve(&NONE, "ga", 4).unwrap();
+        assert_eq!(spec, PropagatorSpec::Ga(DefaultPropagatorConfig::reference(4)));
+    }
+
+    #[test]
+    fn a_resume_keeps_the_recorded_propagator_and_settings_unless_a_flag_says_otherwise() {
+        let recorded = parse(&["--propagator", "tpe", "--tpe-gamma", "0.4"]).resolve(&NONE, "ga", 4).unwrap();
+        let dir = Path::new("ck");
+        let resume = Recorded { resumed: Some((dir, &recorded)), reshaped: None };
+        assert_eq!(parse(&[]).resolve(&resume, "gp", 4).unwrap(), recorded);
+        let spec = parse(&["--tpe-startup", "9"]).resolve(&resume, "gp", 4).unwrap();
+        let PropagatorSpec::Tpe(tpe) = spec else { panic!() };
+        assert_eq!((tpe.gamma, tpe.startup), (0.4, 9));
+        let e = parse(&["--propagator", "gp"]).resolve(&resume, "gp", 4).unwrap_err().to_string();
+        assert!(e.contains("--propagator gp: the checkpoint in ck was bred with tpe"), "{e}");
+        let reshape = Recorded { resumed: None, reshaped: Some(&recorded) };
+        assert_eq!(parse(&[]).resolve(&reshape, "gp", 4).unwrap(), recorded);
+    }
+
+    #[test]
+    fn another_propagators_flags_are_refused_with_the_fix() {
+        let e = |args: &[&str]| parse(args).resolve(&NONE, "gp", 4).unwrap_err().to_string();
+        assert!(e(&["--pop-size", "8", "--sigma-factor", "0.1"]).contains(
+            "--pop-size, --sigma-factor set the genetic propagator, but the propagator is gp: add --propagator ga, \
+                 or leave them out"
+        ));
+        assert!(e(&["--tpe-gamma", "0.3"]).contains("--tpe-gamma sets the tpe propagator, but the propagator is gp"));
+        assert!(e(&["--reference-genetic"]).contains("--reference-genetic sets the genetic propagator"));
+        assert!(e(&["--propagator", "sa"]).contains("unknown propagator 'sa'"));
+    }
+}
