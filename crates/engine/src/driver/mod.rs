@@ -109,6 +109,10 @@ where
     let is_root = layout.is_worker_root(rank);
     let mut worker_comm =
         if layout.ranks_per_worker() > 1 { world.split(Some(layout.worker_of_rank(rank) as u32), rank)? } else { None };
+    // A worker's ranks meet every generation, at once: their waits are short and frequent.
+    if let Some(wc) = worker_comm.as_mut() {
+        wc.set_patient(false);
+    }
     let mut roots = world.split(is_root.then_some(0), rank)?;
     let launch = LaunchInfo::detect();
     let mut observers = observers.for_rank(rank_info(&layout, rank, &launch));

@@ -138,6 +138,13 @@ pub trait Collectives: PointToPoint {
         Ok(all.iter().any(|b| b.first() == Some(&1)))
     }
 
+    /// Whether this communicator's waits sleep between polls (`true`: long waits, such as a worker
+    /// done with its budget waiting for the others) or poll as fast as the transport can (a
+    /// worker's ranks meeting every generation). Transports without the distinction ignore it.
+    fn set_patient(&mut self, patient: bool) {
+        let _ = patient;
+    }
+
     /// The underlying MPI communicator, for loss closures that do their own collectives.
     #[cfg(feature = "mpi")]
     fn as_mpi(&self) -> Option<&::mpi::topology::SimpleCommunicator> {
