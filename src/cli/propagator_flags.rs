@@ -216,13 +216,16 @@ impl Args for PropagatorArgs {
                     .help_heading(HEADING),
             );
         FLAGS.iter().fold(cmd, |cmd, flag| {
-            let arg = Arg::new(flag.long).long(flag.long).help(flag.help).help_heading(HEADING);
+            // The value's name as clap's derive named it from the field: --gp-kernel <GP_KERNEL>
+            // (clap keeps names as `&'static str`; these few are made once per process).
+            let value_name: &'static str = Box::leak(flag.long.to_uppercase().replace('-', "_").into_boxed_str());
+            let arg = Arg::new(flag.long).long(flag.long).help(flag.help).help_heading(HEADING).value_name(value_name);
             cmd.arg(match flag.kind {
-                Kind::Float => arg.value_parser(clap::value_parser!(f64)).value_name("X"),
-                Kind::Count => arg.value_parser(clap::value_parser!(usize)).value_name("N"),
-                Kind::Words(words) => arg
-                    .value_parser(clap::builder::PossibleValuesParser::new(words.iter().map(|(w, _)| *w)))
-                    .value_name("NAME"),
+                Kind::Float => arg.value_parser(clap::value_parser!(f64)),
+                Kind::Count => arg.value_parser(clap::value_parser!(usize)),
+                Kind::Words(words) => {
+                    arg.value_parser(clap::builder::PossibleValuesParser::new(words.iter().map(|(w, _)| *w)))
+                }
             })
         })
     }

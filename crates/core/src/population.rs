@@ -1,9 +1,10 @@
 //! The island population as one worker sees it.
 //!
 //! Python Propulate re-filters and re-sorts its whole history on every breed, which makes a run
-//! quadratic in its length. Here the active individuals live in an ordered index: insert and
-//! deactivation are O(log n), the best or worst k cost O(k + log n), a uniform sample O(k) and the
-//! individual stored under an identity, active or not, O(1).
+//! quadratic in its length. Here the active individuals live in two ordered indices, by loss and
+//! in breeding order: insert and deactivation are O(log n), the best, worst or latest k cost
+//! O(k + log n), a uniform sample O(k) and the individual stored under an identity, active or not,
+//! O(1).
 //!
 //! The state of each identity depends only on the set of events seen (arrivals with their migration
 //! step, deactivations with theirs), never on their order, so workers of an island that have seen
@@ -58,6 +59,27 @@ impl Hasher for IdHasher {
 
 type IdMap<V> = HashMap<IndividualId, V, BuildHasherDefault<IdHasher>>;
 
+/// Where an individual stands in breeding order: when its evaluation started, then its identity
+/// (generation, worker, island), the order of [`in_breeding_order`].
+pub(crate) type BreedKey = (i64, u64, u32, u32);
+
+pub(crate) fn breed_key(ind: &Individual) -> BreedKey {
+    (ind.start_us, ind.id.generation, ind.id.worker, ind.id.island)
+}
+
+fn id_of(key: &BreedKey) -> IndividualId {
+    IndividualId { island: key.3, worker: key.2, generation: key.1 }
+}
+
+/// The individuals in the order they were bred: by evaluation start (which the driver stamps just
+/// after breeding), then generation, worker and island, so that ties (and individuals that were
+/// never stamped, as in tests) fall back to each worker's own counter. A total order on identities
+/// makes the result independent of the pool's internal order.
+pub fn in_breeding_order(mut inds: Vec<Individual>) -> Vec<Individual> {
+    inds.sort_by_key(breed_key);
+    inds
+}
+
 #[derive(Debug, Clone, Default)]
 struct Record {
     /// Where in `Population::stored` the newest arrival of this identity (highest migration step)
@@ -96,6 +118,7 @@ pub struct Population {
     stored: Vec<Individual>,
     records: IdMap<Record>,
     by_loss: BTreeSet<(LossKey, IndividualId)>,
+    by_breeding: BTreeSet<BreedKey>,
     active_ids: Vec<IndividualId>,
     known: usize,
 }
@@ -149,11 +172,13 @@ impl Population {
             rec.deactivated_at = Some(rec.deactivated_at.map_or(steps, |d| d.max(steps)));
         }
         let mut active: Vec<(LossKey, IndividualId)> = Vec::with_capacity(stored.len());
+        let mut bred: Vec<BreedKey> = Vec::with_capacity(stored.len());
         for rec in records.values() {
             if let Some(ind) = rec.individual.map(|k| &stored[k])
                 && rec.deactivated_at.is_none_or(|d| d < ind.migration_steps)
             {
                 active.push((LossKey(ind.loss), ind.id));
+                bred.push(breed_key(ind));
             }
         }
         // Slots in identity order, so that the same events always give the same population.
@@ -163,8 +188,10 @@ impl Population {
             records.get_mut(id).expect("indexed").active_slot = Some(slot);
         }
         active.sort_unstable();
+        bred.sort_unstable();
         let known = stored.len();
-        Population { stored, records, by_loss: active.into_iter().collect(), active_ids, known }
+        let (by_loss, by_breeding) = (active.into_iter().collect(), bred.into_iter().collect());
+        Population { stored, records, by_loss, by_breeding, active_ids, known }
     }
 
     /// Number of active individuals.
@@ -184,11 +211,12 @@ impl Population {
         let rec = self.records.entry(id).or_default();
         let steps = ind.migration_steps;
         let loss = ind.loss;
-        let old_loss = match rec.individual {
+        let new_key = breed_key(&ind);
+        let old = match rec.individual {
             Some(k) if steps <= self.stored[k].migration_steps => return Arrival::Ignored,
             Some(k) => {
                 let old = std::mem::replace(&mut self.stored[k], ind);
-                Some(old.loss)
+                Some((old.loss, breed_key(&old)))
             }
             None => {
                 self.known += 1;
@@ -201,15 +229,17 @@ impl Population {
         let active_now = rec.deactivated_at.is_none_or(|d| d < steps);
         match (was_active, active_now) {
             (false, true) => {
-                self.activate(id, loss);
+                self.activate(id, loss, new_key);
                 Arrival::Activated
             }
             (true, true) => {
-                // Same identity, newer step: the loss is the same evaluation, but keep the key exact.
-                if let Some(old) = old_loss {
-                    self.by_loss.remove(&(LossKey(old), id));
+                // Same identity, newer step: the same evaluation, but keep the keys exact.
+                if let Some((old_loss, old_key)) = old {
+                    self.by_loss.remove(&(LossKey(old_loss), id));
+                    self.by_breeding.remove(&old_key);
                 }
                 self.by_loss.insert((LossKey(loss), id));
+                self.by_breeding.insert(new_key);
                 Arrival::Ignored
             }
             (true, false) => {
@@ -235,18 +265,20 @@ impl Population {
         hit
     }
 
-    fn activate(&mut self, id: IndividualId, loss: f64) {
+    fn activate(&mut self, id: IndividualId, loss: f64, key: BreedKey) {
         let rec = self.records.get_mut(&id).expect("record exists");
         rec.active_slot = Some(self.active_ids.len());
         self.active_ids.push(id);
         self.by_loss.insert((LossKey(loss), id));
+        self.by_breeding.insert(key);
     }
 
     fn deactivate_slot(&mut self, id: IndividualId) {
         let rec = self.records.get_mut(&id).expect("record exists");
         let slot = rec.active_slot.take().expect("was active");
-        let loss = self.stored[rec.individual.expect("stored")].loss;
-        self.by_loss.remove(&(LossKey(loss), id));
+        let ind = &self.stored[rec.individual.expect("stored")];
+        self.by_loss.remove(&(LossKey(ind.loss), id));
+        self.by_breeding.remove(&breed_key(ind));
         self.active_ids.swap_remove(slot);
         if let Some(moved) = self.active_ids.get(slot).copied() {
             self.records.get_mut(&moved).expect("record exists").active_slot = Some(slot);
@@ -266,6 +298,12 @@ impl Population {
     /// The active individuals from lowest to highest loss (ties broken by identity).
     pub fn iter_best(&self) -> impl DoubleEndedIterator<Item = &Individual> + '_ {
         self.by_loss.iter().map(|(_, id)| self.get(id).expect("indexed individual is stored"))
+    }
+
+    /// The active individuals in breeding order ([`in_breeding_order`]), oldest first; reversed,
+    /// the latest first.
+    pub fn iter_bred(&self) -> impl DoubleEndedIterator<Item = &Individual> + '_ {
+        self.by_breeding.iter().map(|key| self.get(&id_of(key)).expect("indexed individual is stored"))
     }
 
     /// The `k` active individuals with the lowest loss, best first.
@@ -315,6 +353,40 @@ mod tests {
     use crate::rng::worker_rng;
     use crate::space::Value;
     use rand::seq::SliceRandom;
+
+    /// The breeding-order index holds the active individuals in the order sorting them would
+    /// give, through arrivals, newer copies and deactivations, whether built one by one or in bulk.
+    #[test]
+    fn the_breeding_order_index_is_the_sorted_active_individuals() {
+        let mut rng = worker_rng(7, 0);
+        let mut events: Vec<Individual> = (0..400u64)
+            .map(|g| {
+                let mut i = ind((g % 5) as u32, g / 5, rand::RngExt::random::<f64>(&mut rng), 0);
+                i.start_us = rand::RngExt::random_range(&mut rng, 0..50); // ties fall back to identity
+                i
+            })
+            .collect();
+        let copies: Vec<Individual> =
+            events.iter().step_by(7).map(|i| Individual { migration_steps: 1, ..i.clone() }).collect();
+        events.extend(copies);
+        events.shuffle(&mut rng);
+        let deactivated: Vec<(IndividualId, u32)> = events.iter().step_by(3).map(|i| (i.id, 0)).collect();
+        let mut one_by_one = Population::new();
+        for e in &events {
+            one_by_one.insert(e.clone());
+        }
+        for &(id, steps) in &deactivated {
+            one_by_one.deactivate(id, steps);
+        }
+        let bulk = Population::from_events(events, &deactivated);
+        for pop in [&one_by_one, &bulk] {
+            let sorted: Vec<IndividualId> =
+                in_breeding_order(pop.iter_best().cloned().collect()).iter().map(|i| i.id).collect();
+            let indexed: Vec<IndividualId> = pop.iter_bred().map(|i| i.id).collect();
+            assert_eq!(indexed.len(), pop.active_len());
+            assert_eq!(indexed, sorted);
+        }
+    }
 
     fn ind(worker: u32, generation: u64, loss: f64, steps: u32) -> Individual {
         let mut i = Individual::new(vec![Value::Float(loss)]);

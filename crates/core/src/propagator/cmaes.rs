@@ -44,7 +44,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::normalized::{UnitBox, check_same_space, in_breeding_order, symmetric_eigen};
+use super::normalized::{UnitBox, check_same_space, symmetric_eigen};
 use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
@@ -376,11 +376,18 @@ impl Cmaes {
     /// generation yet, or collapsed in the last one).
     fn rebuild(&self, pool: &dyn Pool) -> Option<State> {
         let lambda = self.strategy.lambda;
-        let history = in_breeding_order(pool.to_vec());
-        let complete = history.len() / lambda;
+        // The complete generations of the history in breeding order, at most the last
+        // `max_generations + 1`: taken from the latest end, past the incomplete one.
+        let size = pool.size();
+        let complete = size / lambda;
         let first = complete.saturating_sub(self.config.max_generations + 1);
-        let points: Vec<(Vec<f64>, f64)> =
-            history[first * lambda..complete * lambda].iter().map(|i| (self.unit.to_unit(&i.values), i.loss)).collect();
+        let mut points: Vec<(Vec<f64>, f64)> = pool
+            .iter_latest_bred()
+            .skip(size % lambda)
+            .take((complete - first) * lambda)
+            .map(|i| (self.unit.to_unit(&i.values), i.loss))
+            .collect();
+        points.reverse();
         let min_step = self.config.min_step;
         let mut state: Option<State> = None;
         for generation in points.chunks_exact(lambda) {

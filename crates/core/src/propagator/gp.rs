@@ -25,10 +25,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::normalized::{ParamAxis, check_same_space, in_breeding_order, param_axes, reflect_into_unit};
+use super::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_unit};
 use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
-use crate::individual::Individual;
+use crate::individual::{Individual, IndividualId};
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, Value, standard_normal};
 use crate::surrogate::{LossModel, PerAxisSquaredExp, encode, mean_and_variance};
@@ -143,23 +143,21 @@ impl Gp {
     /// The individuals the process is fitted to, with their losses (failures as the worst finite
     /// one), or `None` while fewer than `startup` evaluations have a finite loss.
     fn training_set(&self, pool: &dyn Pool) -> Option<Vec<(Vec<Value>, f64)>> {
-        let all = pool.to_vec();
-        let finite = all.iter().filter(|i| i.loss.is_finite()).count();
+        let finite = pool.iter_all().filter(|i| i.loss.is_finite()).count();
         if finite < self.config.startup.max(2) {
             return None;
         }
-        let worst = all.iter().map(|i| i.loss).filter(|l| l.is_finite()).fold(f64::NEG_INFINITY, f64::max);
-        let chosen: Vec<Individual> = if all.len() <= self.config.max_points {
-            all
-        } else {
-            let mut best = all;
-            best.sort_by(|a, b| a.loss.total_cmp(&b.loss));
-            let rest = in_breeding_order(best.split_off(self.config.max_points / 2));
-            let keep = self.config.max_points - best.len();
-            best.extend(rest.into_iter().rev().take(keep));
-            best
-        };
-        Some(chosen.into_iter().map(|i| (i.values, if i.loss.is_finite() { i.loss } else { worst })).collect())
+        let worst = pool.iter_all().map(|i| i.loss).filter(|l| l.is_finite()).fold(f64::NEG_INFINITY, f64::max);
+        let point = |i: &Individual| (i.values.clone(), if i.loss.is_finite() { i.loss } else { worst });
+        if pool.size() <= self.config.max_points {
+            return Some(pool.iter_all().map(point).collect());
+        }
+        // The best half of the cap, then the latest of the others, latest first.
+        let best = pool.best(self.config.max_points / 2);
+        let chosen: std::collections::HashSet<IndividualId> = best.iter().map(|i| i.id).collect();
+        let keep = self.config.max_points - best.len();
+        let latest = pool.iter_latest_bred().filter(|i| !chosen.contains(&i.id)).take(keep).map(point);
+        Some(best.iter().map(point).chain(latest).collect())
     }
 }
 

@@ -32,7 +32,7 @@ pub use tpe::{Tpe, TpeConfig};
 
 pub use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
-use crate::population::Population;
+use crate::population::{Population, breed_key};
 use crate::rng::PropRng;
 use crate::space::SearchSpace;
 
@@ -58,6 +58,13 @@ pub trait Pool {
     fn sample(&self, k: usize, rng: &mut PropRng) -> Vec<Individual>;
     /// All individuals (used by stages whose input is small: the output of a previous stage).
     fn to_vec(&self) -> Vec<Individual>;
+    /// Every individual by reference, in [`Pool::to_vec`]'s order: what a model of the whole
+    /// pool reads, without copying it.
+    fn iter_all(&self) -> Box<dyn Iterator<Item = &Individual> + '_>;
+    /// Every individual by reference in breeding order ([`in_breeding_order`](crate::population::in_breeding_order)), the latest first:
+    /// what CMA-ES, Nelder-Mead and the GP replay or keep. A [`Population`] keeps the order
+    /// indexed, so taking the latest k costs O(k + log n), not a copy and a sort of the pool.
+    fn iter_latest_bred(&self) -> Box<dyn Iterator<Item = &Individual> + '_>;
     /// The stored individual with identity `id`, active or not: a pool that remembers individuals
     /// that left it (a [`Population`] keeps the emigrated ones) returns those too. What a particle
     /// swarm needs to find a particle's position, the individual its worker bred last. The default
@@ -101,6 +108,15 @@ impl Pool for Vec<Individual> {
     fn to_vec(&self) -> Vec<Individual> {
         self.clone()
     }
+    fn iter_all(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+        Box::new(self.iter())
+    }
+    /// Sorts references: the small pools of a previous stage's output.
+    fn iter_latest_bred(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+        let mut refs: Vec<&Individual> = self.iter().collect();
+        refs.sort_by_key(|i| std::cmp::Reverse(breed_key(i)));
+        Box::new(refs.into_iter())
+    }
     fn stored(&self, id: &IndividualId) -> Option<Individual> {
         self.iter().find(|i| i.id == *id).cloned()
     }
@@ -127,6 +143,13 @@ impl Pool for Population {
     }
     fn to_vec(&self) -> Vec<Individual> {
         self.iter_best().cloned().collect()
+    }
+    fn iter_all(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+        Box::new(self.iter_best())
+    }
+    /// [`Population::iter_bred`], reversed: the breeding-order index.
+    fn iter_latest_bred(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+        Box::new(self.iter_bred().rev())
     }
     /// [`Population::get`]: O(1), active or not.
     fn stored(&self, id: &IndividualId) -> Option<Individual> {

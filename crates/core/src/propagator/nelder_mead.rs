@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use rand::RngExt;
 
-use super::normalized::{UnitBox, check_same_space, in_breeding_order};
+use super::normalized::{UnitBox, check_same_space};
 use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
@@ -135,9 +135,8 @@ impl NelderMead {
         if diameter < COLLAPSED_DIAMETER {
             return (Move::Restart, simplex);
         }
-        let history = in_breeding_order(pool.to_vec());
-        let failures = history.iter().rev().take_while(|i| !members.contains(&i.id)).count();
-        let newest = history.last().expect("pool is not empty");
+        let failures = pool.iter_latest_bred().take_while(|i| !members.contains(&i.id)).count();
+        let newest = pool.iter_latest_bred().next().expect("pool is not empty");
         let z = self.unit.to_unit(&newest.values);
         let mv = match failures {
             0 => {

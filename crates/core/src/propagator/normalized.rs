@@ -15,7 +15,6 @@
 //! so the constructors refuse them with an error naming the propagator and the parameter.
 
 use crate::error::{Error, Result};
-use crate::individual::Individual;
 use crate::space::{Domain, SearchSpace, Value};
 
 /// How one parameter maps onto `[0, 1]`.
@@ -148,15 +147,6 @@ pub(crate) fn reflect_into_unit(x: f64) -> f64 {
     let y = x.rem_euclid(2.0);
     let u = if y > 1.0 { 2.0 - y } else { y };
     u.clamp(0.0, 1.0)
-}
-
-/// The individuals in the order they were bred: by evaluation start (which the driver stamps just
-/// after breeding), then generation, worker and island, so that ties (and individuals that were
-/// never stamped, as in tests) fall back to each worker's own counter. A total order on identities
-/// makes the result independent of the pool's internal order.
-pub(crate) fn in_breeding_order(mut inds: Vec<Individual>) -> Vec<Individual> {
-    inds.sort_by_key(|i| (i.start_us, i.id.generation, i.id.worker, i.id.island));
-    inds
 }
 
 /// The eigendecomposition of a symmetric `n x n` matrix (row-major) by cyclic Jacobi rotations:

@@ -113,7 +113,7 @@ impl Propagator for Tpe {
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         check_same_space(&self.space, space, "TPE")?;
         // Failed evaluations carry an infinite loss: they say nothing about where the good points are.
-        let evaluated: Vec<Individual> = pool.to_vec().into_iter().filter(|i| i.loss.is_finite()).collect();
+        let evaluated: Vec<&Individual> = pool.iter_all().filter(|i| i.loss.is_finite()).collect();
         if evaluated.len() < self.config.startup.max(1) {
             return Ok(vec![Individual::new(space.sample(rng))]);
         }
