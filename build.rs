@@ -1,7 +1,8 @@
-//! With the `tch` feature, the binary, its tests and examples find libtorch where they were built
-//! against it (`LIBTORCH/lib`, an rpath), so that `target/release/propulate-rs` runs without
+//! With the `tch` feature, the binaries, tests and examples find libtorch where they were built
+//! against it (`LIBTORCH/lib`, an rpath), so that `target/release/propulate-rs-cnn` runs without
 //! LD_LIBRARY_PATH; with `PROPULATE_LINK_TORCH_CUDA=1` (set by scripts/libtorch-env.sh for a CUDA
-//! torch given by PROPULATE_LIBTORCH) they also keep libtorch_cuda linked.
+//! torch given by PROPULATE_LIBTORCH) the CNN executable, tests and examples also keep
+//! libtorch_cuda linked.
 
 fn main() {
     println!("cargo:rerun-if-env-changed=LIBTORCH");
@@ -15,10 +16,14 @@ fn main() {
             // and tch then reports no CUDA (tch-rs issues #907, #964). Link arguments of this build
             // script reach only this package's binaries, tests and examples; in RUSTFLAGS they would
             // also reach every build script, which cannot load libtorch_cuda where CUDA is missing.
-            println!("cargo:rustc-link-arg=-L{dir}/lib");
-            println!("cargo:rustc-link-arg=-Wl,--no-as-needed,-ltorch_cuda,--as-needed");
-            // libtorch_cuda's own libraries (cuBLAS, cuDNN, ...) may live only on the GPU machine.
-            println!("cargo:rustc-link-arg=-Wl,--allow-shlib-undefined");
+            // Not for `propulate-rs` itself, which hands CNN runs over to `propulate-rs-cnn` and so
+            // starts without libtorch.
+            for target in ["-bin=propulate-rs-cnn=", "-tests=", "-examples=", "-benches="] {
+                println!("cargo:rustc-link-arg{target}-L{dir}/lib");
+                println!("cargo:rustc-link-arg{target}-Wl,--no-as-needed,-ltorch_cuda,--as-needed");
+                // libtorch_cuda's own libraries (cuBLAS, cuDNN, ...) may live only on the GPU machine.
+                println!("cargo:rustc-link-arg{target}-Wl,--allow-shlib-undefined");
+            }
         }
     }
 }

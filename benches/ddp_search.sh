@@ -125,7 +125,7 @@ fi
 if [ -n "${OURS_BIN:-}" ]; then
     BIN=$OURS_BIN
 else
-    cargo build --release --features cnn,tch --bin propulate-rs >&2
+    cargo build --release --features cnn,tch --bins >&2
     BIN=$REPO_ROOT/target/release/propulate-rs
 fi
 [ -x "$BIN" ] || die "no binary at $BIN"

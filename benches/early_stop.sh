@@ -24,7 +24,7 @@ PROFILE=${PROFILE:-dev}
 NP=${NP:-8}
 RUN_ARGS=${RUN_ARGS:-"--islands 2"}
 if [ "$PROFILE" = release ]; then
-    cargo build --release --features cnn,tch --bin propulate-rs
+    cargo build --release --features cnn,tch --bins
     bin=target/release/propulate-rs
 else
     # The test suite's build (scripts/test.sh): nothing is rebuilt after the tests.

@@ -1,7 +1,7 @@
 //! propulate: asynchronous island-model evolutionary hyperparameter optimization on MPI.
 //!
 //! This crate is the front door: it re-exports the layers, each a crate of its own (see
-//! docs/architecture.md).
+//! docs/architecture.md), through `propulate-base` (all but the CNN task) and `cnn`.
 //!
 //! - [`propulate_core`]: search spaces, individuals, populations, propagators, layouts, topologies
 //!   and the benchmark functions (no I/O, no MPI);
@@ -36,24 +36,8 @@
 //! ```
 #![warn(missing_docs)]
 
-pub use propulate_core::{Individual, IndividualId, IslandSpec, Params, SearchSpace, TopologySpec, Value};
-pub use propulate_core::{early_stop, functions, individual, layout, population, propagator, rng, space, topology};
-pub use propulate_engine::{
-    Error, LossResult, Observer, ObserverMode, Optimizer, Result, RunConfig, RunResult, Selection, WorkerContext,
-};
-pub use propulate_engine::{
-    config, context, journal, launcher, observe, optimizer, output, plot, report, result, transport,
-};
-
-/// Data-parallel training inside a loss: sampler, rendezvous store, gradient averaging.
-pub use propulate_ddp as ddp;
-
-/// A user's own program as a multi-rank trial (the CLI's `--space FILE -- COMMAND`).
-pub use propulate_trial as trial;
+pub use propulate_base::*;
 
 /// The CNN task: the reference tutorial's network on MNIST-format data (cargo feature `cnn`).
 #[cfg(feature = "cnn")]
 pub use propulate_cnn as cnn;
-
-/// The core's error type (bad spaces, propagators, layouts), which [`Error`] wraps.
-pub use propulate_core::Error as CoreError;

@@ -5,7 +5,7 @@ use propulate::early_stop::{self, EarlyStopper, HalvingStopper, LogLinearStopper
 use propulate::{CoreError, Error, Result};
 
 /// The stopper `--early-stop` names (`none`: no stopper).
-pub(crate) fn early_stopper(name: &str) -> Result<Option<Box<dyn EarlyStopper>>> {
+pub fn early_stopper(name: &str) -> Result<Option<Box<dyn EarlyStopper>>> {
     let default = match name {
         "none" => return Ok(None),
         "static" => StaticStopper::default().settings,

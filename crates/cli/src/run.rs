@@ -19,7 +19,7 @@ use super::function_task::FunctionTask;
 use super::on_mpi_world;
 use super::plan::{Plan, SetupFiles};
 use super::say;
-use super::task::Task;
+use super::task::{CnnTaskMaker, Task};
 
 /// The name of the task the flags select (what the default checkpoint is named after), known
 /// before the task is built.
@@ -33,7 +33,12 @@ fn task_name(args: &RunArgs) -> propulate::Result<String> {
 
 /// The task the flags select: a benchmark function with `--function`, a user's program with
 /// `--space FILE -- COMMAND`, the CNN otherwise.
-fn task(args: &RunArgs, files: &SetupFiles, world_rank: usize) -> propulate::Result<Box<dyn Task>> {
+fn task(
+    args: &RunArgs,
+    files: &SetupFiles,
+    world_rank: usize,
+    cnn: Option<CnnTaskMaker>,
+) -> propulate::Result<Box<dyn Task>> {
     if let (Some(path), Some(text)) = (&args.trial.space, &files.space) {
         return Ok(Box::new(CommandTask::new(args, path, text)?));
     }
@@ -51,16 +56,11 @@ fn task(args: &RunArgs, files: &SetupFiles, world_rank: usize) -> propulate::Res
     if let Some(name) = &args.function {
         return Ok(Box::new(FunctionTask::new(name, args.eval_delay_ms)?));
     }
-    #[cfg(feature = "cnn")]
-    {
-        Ok(Box::new(super::cnn_task::CnnTask::new(&args.cnn, &args.training, world_rank)?))
-    }
-    #[cfg(not(feature = "cnn"))]
-    {
-        let _ = world_rank;
-        Err(propulate::Error::InvalidConfig(
+    match cnn {
+        Some(make) => make(args, world_rank),
+        None => Err(propulate::Error::InvalidConfig(
             "this build has no CNN task (cargo feature `cnn`); choose a benchmark with --function NAME".into(),
-        ))
+        )),
     }
 }
 
@@ -68,12 +68,13 @@ fn task(args: &RunArgs, files: &SetupFiles, world_rank: usize) -> propulate::Res
 /// observers.
 fn prepare(
     args: &RunArgs,
+    cnn: Option<CnnTaskMaker>,
     files: &SetupFiles,
     world_size: usize,
     world_rank: usize,
 ) -> propulate::Result<(Plan, Optimizer)> {
     files.check_read_for(args)?;
-    let task = task(args, files, world_rank)?;
+    let task = task(args, files, world_rank, cnn)?;
     let plan = Plan::new(args, task, files, world_size)?;
     // Rank 0 writes the results: find out now, not after the run, that it cannot.
     if let (Some(dir), 0) = (&args.out, world_rank) {
@@ -103,16 +104,16 @@ fn prepare(
     Ok((plan, optimizer))
 }
 
-pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: &RunArgs, cnn: Option<CnnTaskMaker>) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.local_ranks {
         let files = SetupFiles::read(args, &task_name(args)?)?;
-        let (plan, optimizer) = prepare(args, &files, n, 0)?;
+        let (plan, optimizer) = prepare(args, cnn, &files, n, 0)?;
         let loss = plan.task.loss();
         let result = optimizer.run_local(n, move |p, ctx| loss(p, ctx))?;
         finish(args, &plan, n, &result)?;
         return Ok(ExitCode::SUCCESS);
     }
-    on_mpi_world(|world| run_on(args, world))
+    on_mpi_world(|world| run_on(args, cnn, world))
 }
 
 /// One rank's share of an MPI job. Rank 0 reads the files the flags name and hands them to every
@@ -120,9 +121,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// other collective, so that a rank that could not prepare does not leave the others waiting;
 /// configuration errors found later by the driver are agreed on by it. Rank 0 reports, and all
 /// exit together.
-fn run_on(args: &RunArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
+fn run_on(args: &RunArgs, cnn: Option<CnnTaskMaker>, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
     let files = task_name(args).and_then(|name| SetupFiles::read_once(args, &name, world));
-    let prepared = files.and_then(|files| prepare(args, &files, world.size(), world.rank()));
+    let prepared = files.and_then(|files| prepare(args, cnn, &files, world.size(), world.rank()));
     let mine = prepared.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
     let all = world.all_gather(mine.into_bytes())?;
     if let Some(rank) = all.iter().position(|m| !m.is_empty()) {

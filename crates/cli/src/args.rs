@@ -17,7 +17,7 @@ use propulate::journal::FsyncPolicy;
 /// With --function it minimises a benchmark function: `mpirun -np 8 propulate-rs --function rastrigin`.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "propulate-rs", version, about, args_conflicts_with_subcommands = true)]
-pub(crate) struct Cli {
+pub struct Cli {
     /// A subcommand; without one, run an optimization.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -28,7 +28,7 @@ pub(crate) struct Cli {
 
 /// Subcommands.
 #[derive(Debug, Clone, Subcommand)]
-pub(crate) enum Command {
+pub enum Command {
     /// Summarize a checkpoint (finished or not) and write best.json, trials.csv and trials.jsonl.
     Report(ReportArgs),
     /// Print, one line per rank in rank order, what each rank sees: launcher, local rank, host,
@@ -39,7 +39,7 @@ pub(crate) enum Command {
 
 /// Options of `propulate-rs env`: the layout flags of the run to check.
 #[derive(Debug, Clone, Args)]
-pub(crate) struct EnvArgs {
+pub struct EnvArgs {
     /// Number of islands (workers are split evenly).
     #[arg(long, default_value_t = 1, conflicts_with = "island_sizes")]
     pub islands: usize,
@@ -56,7 +56,7 @@ pub(crate) struct EnvArgs {
 
 /// Options of `propulate-rs report`.
 #[derive(Debug, Clone, Args)]
-pub(crate) struct ReportArgs {
+pub struct ReportArgs {
     /// The checkpoint directory.
     pub dir: PathBuf,
     /// Where to write best.json, trials.csv and trials.jsonl (default: the checkpoint directory).
@@ -69,7 +69,7 @@ pub(crate) struct ReportArgs {
 
 /// Options of an optimization run.
 #[derive(Debug, Clone, Args)]
-pub(crate) struct RunArgs {
+pub struct RunArgs {
     /// Minimise this benchmark function instead of tuning the CNN (sphere, rosenbrock, step,
     /// quartic, rastrigin, griewank, schwefel, bisphere, birastrigin, bukin, eggcrate, himmelblau,
     /// keane, leon).
@@ -141,7 +141,7 @@ pub(crate) struct RunArgs {
     #[command(flatten)]
     pub trial: CommandArgs,
     #[command(flatten)]
-    pub breeding: PropagatorArgs,
+    pub(crate) breeding: PropagatorArgs,
     /// Run this many ranks as threads of one process instead of using MPI.
     #[arg(long)]
     pub local_ranks: Option<usize>,
@@ -166,14 +166,14 @@ impl RunArgs {
 
 /// `--lr-scale`: how the CNN task searches its learning rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum LrScaleArg {
+pub enum LrScaleArg {
     Log,
     Linear,
 }
 
 /// Options of the CNN task (ignored with --function and --space).
 #[derive(Debug, Clone, Args)]
-pub(crate) struct CnnArgs {
+pub struct CnnArgs {
     /// Directory of MNIST-format idx files (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz],
     /// t10k-images-idx3-ubyte[.gz], t10k-labels-idx1-ubyte[.gz]); Debian's dataset-fashion-mnist
     /// installs Fashion-MNIST in the default.
@@ -208,7 +208,7 @@ pub(crate) struct CnnArgs {
 
 /// Options of the tasks that train (the CNN task and command trials).
 #[derive(Debug, Clone, Args)]
-pub(crate) struct TrainingArgs {
+pub struct TrainingArgs {
     /// Stop hopeless trainings early, judged after every reported step (the CNN: every epoch)
     /// against the island's finished ones (halving: and its running ones): none, median, static,
     /// log-linear, dynamic or halving (successive halving).
@@ -223,7 +223,7 @@ pub(crate) struct TrainingArgs {
 
 /// Options of command trials: a user's program tuned as it is (`--space FILE -- COMMAND`).
 #[derive(Debug, Clone, Args)]
-pub(crate) struct CommandArgs {
+pub struct CommandArgs {
     /// Tune the program given after `--` over this search space (TOML: a [params] table of float,
     /// int and categorical parameters). Every rank of a worker runs one process of the program per
     /// evaluation, with torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, ...).

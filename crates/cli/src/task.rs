@@ -4,11 +4,16 @@
 use propulate::early_stop::EarlyStopper;
 use propulate::{LossResult, Params, SearchSpace, WorkerContext};
 
+/// How a binary builds the CNN task from the flags on a world rank. Only the CNN executable
+/// (`propulate-rs-cnn`, which links libtorch) has one; the main binary hands CNN runs over to it,
+/// so that `--version`, `report`, `env`, functions and command trials never load libtorch.
+pub type CnnTaskMaker = fn(&super::args::RunArgs, usize) -> propulate::Result<Box<dyn Task>>;
+
 /// A loss as the library takes it, shareable by the in-process ranks of `--local-ranks`.
-pub(crate) type Loss = std::sync::Arc<dyn Fn(Params<'_>, &mut WorkerContext<'_>) -> LossResult + Send + Sync>;
+pub type Loss = std::sync::Arc<dyn Fn(Params<'_>, &mut WorkerContext<'_>) -> LossResult + Send + Sync>;
 
 /// Something the CLI can optimize.
-pub(crate) trait Task {
+pub trait Task {
     /// The task's name: the default checkpoint is `checkpoints/<name>-seed<seed>`.
     fn name(&self) -> String;
     /// What is searched.

@@ -1,5 +1,7 @@
 //! The CNN task, the CLI's main job: the reference tutorial's network on MNIST-format data, each
-//! candidate trained data-parallel by the ranks of one worker (`propulate::cnn`).
+//! candidate trained data-parallel by the ranks of one worker (`propulate::cnn`). A module of the
+//! CNN executable only (`src/cnn_main.rs`): the main binary, which hands CNN runs over to it, does
+//! not link libtorch.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,11 +12,16 @@ use propulate::cnn::{self, Backend, CnnTask as Training, DeviceChoice, Split, Tr
 use propulate::early_stop::EarlyStopper;
 use propulate::{Error, Result, SearchSpace};
 
-use super::args::{CnnArgs, LrScaleArg, TrainingArgs};
-use super::early_stop_choice::early_stopper;
-use super::task::{Loss, Task};
+use propulate_cli::args::{CnnArgs, LrScaleArg, RunArgs, TrainingArgs};
+use propulate_cli::early_stop_choice::early_stopper;
+use propulate_cli::task::{Loss, Task};
 
-pub(crate) struct CnnTask {
+/// The CNN task of a run's flags ([`propulate_cli::task::CnnTaskMaker`]).
+pub fn make(args: &RunArgs, world_rank: usize) -> Result<Box<dyn Task>> {
+    Ok(Box::new(CnnTask::new(&args.cnn, &args.training, world_rank)?))
+}
+
+pub struct CnnTask {
     space: SearchSpace,
     training: Training,
     args: CnnArgs,

@@ -1,0 +1,94 @@
+//! The propulate-rs command line, shared by its two executables: flags (`args`,
+//! `propagator_flags`), the tasks it can optimize (`task`, `function_task`, `command_task`), a run
+//! resolved into a plan (`plan`) and run (`run`, `evaluation_lines`), `report` and `env`. The CNN
+//! task is not here: the CNN executable (`propulate-rs-cnn`, `src/cnn_main.rs` of the root
+//! package) passes it to [`main`]. Without Burn among its dependencies, `propulate-rs` built on
+//! this crate alone never links libtorch.
+
+pub mod args;
+mod command_task;
+pub mod early_stop_choice;
+mod env;
+mod evaluation_lines;
+mod function_task;
+mod plan;
+mod propagator_flags;
+mod report;
+mod run;
+pub mod task;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+use task::CnnTaskMaker;
+
+/// Parse the command line and do what it says; errors are printed once, exit status 2. `cnn` is
+/// how this binary builds the CNN task: the main binary has none and hands a CNN run over to the
+/// CNN executable beside it.
+pub fn main(cnn: Option<CnnTaskMaker>) -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match &cli.command {
+        Some(Command::Report(a)) => report::report(a),
+        Some(Command::Env(a)) => env::env(a),
+        None if cnn.is_none() && trains_the_cnn(&cli.run) => hand_over_to_the_cnn_executable(),
+        None => run::run(&cli.run, cnn),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("propulate-rs: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The CNN executable's file name, beside the main binary.
+const CNN_EXECUTABLE: &str = "propulate-rs-cnn";
+
+/// Whether the flags choose the CNN task (neither `--function` nor a command trial).
+fn trains_the_cnn(args: &args::RunArgs) -> bool {
+    args.function.is_none() && args.trial.space.is_none() && args.trial.command.is_empty()
+}
+
+/// Replace this process by the CNN executable beside it, with the same arguments (before MPI
+/// starts, so that the launcher sees the same process). Returns only on failure.
+fn hand_over_to_the_cnn_executable() -> anyhow::Result<ExitCode> {
+    let me = std::env::current_exe()?;
+    let cnn = me.with_file_name(CNN_EXECUTABLE);
+    use std::os::unix::process::CommandExt;
+    let error = std::process::Command::new(&cnn).args(std::env::args_os().skip(1)).exec();
+    anyhow::bail!(
+        "the CNN task runs in {CNN_EXECUTABLE}, which should be beside this binary ({}): {error}; build both \
+         with `cargo build --release --features cnn,tch` (or choose a benchmark with --function NAME)",
+        cnn.display()
+    )
+}
+
+/// Print to stdout; a closed pipe (`propulate-rs report DIR | head`) is not an error worth a panic.
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// Run `job` on this process's rank of the MPI world (a job started by mpirun, srun, ...), and
+/// finalize MPI after it.
+fn on_mpi_world(
+    job: impl FnOnce(&mut dyn propulate::transport::Communicator) -> anyhow::Result<ExitCode>,
+) -> anyhow::Result<ExitCode> {
+    #[cfg(feature = "mpi")]
+    {
+        // The runtime is declared first so that it is dropped (MPI_Finalize) after the communicator.
+        let runtime = propulate::transport::mpi::MpiRuntime::init()?;
+        let mut world = runtime.world();
+        let code = job(&mut world);
+        drop(world);
+        code
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = job;
+        anyhow::bail!("this build has no MPI support (cargo feature `mpi`); use --local-ranks N")
+    }
+}
