@@ -65,6 +65,11 @@ pub struct ReportArgs {
     /// Best individuals to show per island.
     #[arg(long, default_value_t = 1)]
     pub top_n: usize,
+    /// Also write the run as an Optuna journal file (Optuna 4 and 5's JournalFileBackend), which
+    /// `optuna-dashboard FILE` and Optuna's analysis open: every trial with its parameters, state,
+    /// value, intermediate values, and island/worker/generation as user attributes.
+    #[arg(long, value_name = "FILE")]
+    pub optuna_journal: Option<PathBuf>,
 }
 
 /// Options of an optimization run.

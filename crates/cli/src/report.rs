@@ -19,5 +19,12 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
     write_outputs(&out, space, &result, replay.manifest.extra.clone())?;
     say(&format!("wrote {}/best.json, trials.csv, trials.jsonl, progress.svg\n", out.display()));
+    if let Some(file) = &args.optuna_journal {
+        // The study is named after the checkpoint directory, as a run is known.
+        let name = args.dir.canonicalize().unwrap_or_else(|_| args.dir.clone());
+        let name = name.file_name().map_or("propulate-rs".into(), |n| n.to_string_lossy().into_owned());
+        propulate::optuna_journal::write_optuna_journal(file, &name, space, &result.trials)?;
+        say(&format!("wrote {} (an Optuna journal: optuna-dashboard {0})\n", file.display()));
+    }
     Ok(ExitCode::SUCCESS)
 }

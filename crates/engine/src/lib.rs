@@ -13,6 +13,7 @@ pub mod journal;
 pub mod launcher;
 pub mod observe;
 pub mod optimizer;
+pub mod optuna_journal;
 pub mod output;
 mod panic_message;
 pub mod plot;

@@ -1,0 +1,114 @@
+//! A run as an Optuna journal file (`JournalFileBackend`, the format Optuna 4 and 5 read), so that
+//! `optuna-dashboard FILE` and Optuna's own analysis (`optuna.visualization`, importances) open a
+//! propulate-rs run. One line creates the study (minimizing), then one line per trial creates it
+//! whole, as Optuna's own `add_trial` does: its parameters in Optuna's internal representation
+//! with their distributions, its state (complete, failed, pruned), its value, its intermediate
+//! values, its start and end, and the island, worker, generation, failure and metrics as user
+//! attributes. The format is Optuna's (optuna/storages/journal/_storage.py); this writes it anew.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::error::{Error, Result};
+use propulate_core::individual::Individual;
+use propulate_core::space::{Domain, SearchSpace, Value};
+
+/// Optuna's journal operations used here.
+const CREATE_STUDY: u8 = 0;
+const CREATE_TRIAL: u8 = 4;
+/// Optuna's `StudyDirection.MINIMIZE`.
+const MINIMIZE: u8 = 1;
+/// Optuna's `TrialState`s.
+const COMPLETE: u8 = 1;
+const PRUNED: u8 = 2;
+const FAIL: u8 = 3;
+/// The `worker_id` Optuna stamps on each line (its own are a UUID and a thread id).
+const WORKER_ID: &str = "propulate-rs-export";
+
+/// Write `trials` of a run over `space` into the Optuna journal `path` as the study `study_name`,
+/// in the order they started. The file is replaced (written beside it, then renamed).
+pub fn write_optuna_journal(path: &Path, study_name: &str, space: &SearchSpace, trials: &[Individual]) -> Result<()> {
+    let distributions: Map<String, Json> =
+        space.params().iter().map(|p| (p.name.clone(), Json::String(distribution(&p.domain)))).collect();
+    let mut ordered: Vec<&Individual> = trials.iter().collect();
+    ordered.sort_by_key(|t| (t.start_us, t.id.generation, t.id.worker, t.id.island));
+    let mut lines = vec![json!({
+        "op_code": CREATE_STUDY, "worker_id": WORKER_ID, "study_name": study_name, "directions": [MINIMIZE],
+    })];
+    lines.extend(ordered.iter().map(|t| trial_line(space, &distributions, t)));
+    let tmp = path.with_extension("tmp");
+    let mut file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    for line in &lines {
+        writeln!(file, "{line}").map_err(|e| Error::io(&tmp, e))?;
+    }
+    file.sync_all().map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+/// A parameter's domain as Optuna's `distribution_to_json` writes it (a JSON string).
+fn distribution(domain: &Domain) -> String {
+    let (name, attributes) = match domain {
+        Domain::Float { lo, hi, log } => {
+            ("FloatDistribution", json!({"step": null, "low": lo, "high": hi, "log": log}))
+        }
+        Domain::Int { lo, hi } => ("IntDistribution", json!({"log": false, "step": 1, "low": lo, "high": hi})),
+        Domain::Categorical { choices } => ("CategoricalDistribution", json!({"choices": choices})),
+    };
+    json!({"name": name, "attributes": attributes}).to_string()
+}
+
+/// One trial, created whole.
+fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, t: &Individual) -> Json {
+    let params: Map<String, Json> = space
+        .params()
+        .iter()
+        .zip(&t.values)
+        .map(|(p, v)| {
+            let internal = match v {
+                Value::Float(x) => json!(x),
+                Value::Int(n) => json!(*n as f64),
+                Value::Cat(k) => json!(*k as f64),
+            };
+            (p.name.clone(), internal)
+        })
+        .collect();
+    let pruned = t.curve.as_ref().is_some_and(|c| c.pruned);
+    let state = match (&t.failure, pruned) {
+        (Some(_), _) => FAIL,
+        (None, true) => PRUNED,
+        (None, false) => COMPLETE,
+    };
+    let value = (t.failure.is_none() && t.loss.is_finite()).then_some(t.loss);
+    let intermediate: Map<String, Json> =
+        t.curve.iter().flat_map(|c| &c.points).map(|(step, v)| (step.to_string(), json!(v))).collect();
+    let mut user_attrs = Map::new();
+    user_attrs.insert("island".into(), json!(t.id.island));
+    user_attrs.insert("worker".into(), json!(t.id.worker));
+    user_attrs.insert("generation".into(), json!(t.id.generation));
+    if let Some(reason) = &t.failure {
+        user_attrs.insert("failure".into(), json!(reason));
+    }
+    for (name, v) in &t.metrics {
+        user_attrs.insert(name.clone(), json!(v));
+    }
+    let start = t.start_time();
+    let end = start + chrono::Duration::microseconds((t.duration_s * 1e6) as i64);
+    let stamp = |d: chrono::DateTime<chrono::Utc>| d.to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
+    json!({
+        "op_code": CREATE_TRIAL,
+        "worker_id": WORKER_ID,
+        "study_id": 0,
+        "datetime_start": stamp(start),
+        "datetime_complete": stamp(end),
+        "state": state,
+        "value": value,
+        "values": null,
+        "distributions": distributions,
+        "params": params,
+        "user_attrs": user_attrs,
+        "system_attrs": {},
+        "intermediate_values": intermediate,
+    })
+}

@@ -1,0 +1,119 @@
+//! `propulate-rs report CHECKPOINT --optuna-journal FILE` writes a run that the real Optuna (5.0.0
+//! from PyPI, installed by scripts/install-optuna.sh) opens: every trial with its parameters and
+//! their distributions (float with log, int, categorical), its value, its state (complete, failed,
+//! pruned), its intermediate values, and island/worker/generation as user attributes, all checked
+//! against `trials.csv`.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{bin, run_with_timeout};
+
+/// The Python with Optuna: PROPULATE_OPTUNA_PYTHON (the test command sets it), else the
+/// environment scripts/install-optuna.sh makes.
+fn optuna_python() -> PathBuf {
+    std::env::var_os("PROPULATE_OPTUNA_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
+        let out = Command::new("bash").arg("scripts/install-optuna.sh").output().expect("bash runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    })
+}
+
+const SPACE: &str = r#"
+[params]
+lr = { type = "float", low = 1e-4, high = 1e-1, log = true }
+width = { type = "float", low = -1.0, high = 1.0 }
+layers = { type = "int", low = 1, high = 6 }
+act = { type = "categorical", choices = ["relu", "tanh", "broken"] }
+"#;
+
+/// A training stand-in: a learning curve set by the parameters, reported step by step; `broken`
+/// fails (exit 1).
+const TRAINING: &str = r#"
+import sys, time
+lr, width, layers, act = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+if act == "broken":
+    sys.exit("diverged")
+level = (abs(lr - 0.01) * 10 + width * width + abs(layers - 3) * 0.1) + (0.2 if act == "tanh" else 0.0)
+for step in range(1, 6):
+    print(f"propulate: step={step} loss={level * (1 + 1 / step)}", flush=True)
+    time.sleep(0.02)
+print(f"propulate: loss={level}")
+"#;
+
+const CHECK: &str = r#"
+import csv, json, math, sys
+import optuna
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+from optuna.trial import TrialState
+journal, trials_csv = sys.argv[1], sys.argv[2]
+storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(journal))
+[summary] = optuna.get_all_study_summaries(storage)
+study = optuna.load_study(study_name=summary.study_name, storage=storage)
+assert study.direction == optuna.study.StudyDirection.MINIMIZE
+rows = list(csv.DictReader(open(trials_csv)))
+trials = study.get_trials(deepcopy=False)
+assert len(trials) == len(rows), (len(trials), len(rows))
+by_id = {(t.user_attrs["island"], t.user_attrs["worker"], t.user_attrs["generation"]): t for t in trials}
+states = {"complete": 0, "fail": 0, "pruned": 0}
+for row in rows:
+    t = by_id[(int(row["island"]), int(row["worker"]), int(row["generation"]))]
+    d = t.distributions
+    assert d["lr"] == FloatDistribution(1e-4, 1e-1, log=True), d["lr"]
+    assert d["width"] == FloatDistribution(-1.0, 1.0), d["width"]
+    assert d["layers"] == IntDistribution(1, 6), d["layers"]
+    assert d["act"] == CategoricalDistribution(["relu", "tanh", "broken"]), d["act"]
+    assert math.isclose(t.params["lr"], float(row["lr"]), rel_tol=1e-3), (t.params, row)
+    assert math.isclose(t.params["width"], float(row["width"]), rel_tol=1e-3, abs_tol=1e-4), (t.params, row)
+    assert t.params["layers"] == int(row["layers"]) and t.params["act"] == row["act"], (t.params, row)
+    if row["failure"]:
+        assert t.state == TrialState.FAIL and t.value is None and row["failure"] in t.user_attrs["failure"]
+        states["fail"] += 1
+        continue
+    assert math.isclose(t.value, float(row["loss"]), rel_tol=1e-12), (t.value, row["loss"])
+    if row["pruned"] == "true":
+        assert t.state == TrialState.PRUNED, t.state
+        states["pruned"] += 1
+    else:
+        assert t.state == TrialState.COMPLETE, t.state
+        states["complete"] += 1
+    assert max(t.intermediate_values) == int(row["last_step"]), (t.intermediate_values, row["last_step"])
+    assert t.datetime_complete >= t.datetime_start
+assert all(states.values()), states  # each state occurs
+# Optuna's own analysis runs on it.
+optuna.importance.get_param_importances(study)
+print("ok", json.dumps(states))
+"#;
+
+#[test]
+fn the_optuna_journal_export_opens_in_optuna_with_every_trial_as_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (space, ck, out) = (tmp.path().join("space.toml"), tmp.path().join("ck"), tmp.path().join("out"));
+    std::fs::write(&space, SPACE).unwrap();
+    let mut run = Command::new(bin());
+    run.args(["--local-ranks", "2", "--generations", "12", "--early-stop", "median", "--propagator", "tpe", "-q"])
+        .arg("--space")
+        .arg(&space)
+        .arg("--checkpoint")
+        .arg(&ck)
+        .args(["--", "python3", "-c", TRAINING, "{lr}", "{width}", "{layers}", "{act}"]);
+    let ran = run_with_timeout(run, Duration::from_secs(300));
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+
+    let journal = tmp.path().join("study.log");
+    let mut report = Command::new(bin());
+    report.arg("report").arg(&ck).arg("--out").arg(&out).arg("--optuna-journal").arg(&journal);
+    let reported = run_with_timeout(report, Duration::from_secs(60));
+    let stdout = String::from_utf8_lossy(&reported.stdout);
+    assert!(reported.status.success(), "{}", String::from_utf8_lossy(&reported.stderr));
+    assert!(stdout.contains(&format!("wrote {} (an Optuna journal", journal.display())), "{stdout}");
+
+    let mut check = Command::new(optuna_python());
+    check.args(["-c", CHECK]).arg(&journal).arg(out.join("trials.csv"));
+    let checked = run_with_timeout(check, Duration::from_secs(120));
+    let said = String::from_utf8_lossy(&checked.stdout);
+    assert!(checked.status.success() && said.starts_with("ok"), "{said}\n{}", String::from_utf8_lossy(&checked.stderr));
+}
