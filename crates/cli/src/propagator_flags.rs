@@ -204,7 +204,7 @@ impl Args for PropagatorArgs {
             .arg(
                 Arg::new("propagator")
                     .long("propagator")
-                    .value_name("NAME")
+                    .value_name("PROPAGATOR")
                     .help(PROPAGATOR_HELP)
                     .help_heading(HEADING),
             )
