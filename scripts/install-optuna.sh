@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Optuna 5.0.0 from PyPI into a virtual environment of its own (.venv-optuna/, about
-# 60 MB), for the test that opens our Optuna journal export with the real Optuna. Idempotent:
+# 140 MB), for the test that opens our Optuna journal export with the real Optuna. Idempotent:
 # prints the environment's python when Optuna is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
