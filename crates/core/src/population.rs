@@ -61,9 +61,10 @@ type IdMap<V> = HashMap<IndividualId, V, BuildHasherDefault<IdHasher>>;
 
 /// Where an individual stands in breeding order: when its evaluation started, then its identity
 /// (generation, worker, island), the order of [`in_breeding_order`].
-pub(crate) type BreedKey = (i64, u64, u32, u32);
+pub type BreedKey = (i64, u64, u32, u32);
 
-pub(crate) fn breed_key(ind: &Individual) -> BreedKey {
+/// `ind`'s place in breeding order ([`BreedKey`]), for sorting by it.
+pub fn breed_key(ind: &Individual) -> BreedKey {
     (ind.start_us, ind.id.generation, ind.id.worker, ind.id.island)
 }
 

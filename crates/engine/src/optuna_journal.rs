@@ -13,6 +13,7 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::error::{Error, Result};
 use propulate_core::individual::Individual;
+use propulate_core::population::breed_key;
 use propulate_core::space::{Domain, SearchSpace, Value};
 
 /// Optuna's journal operations used here.
@@ -28,12 +29,12 @@ const FAIL: u8 = 3;
 const WORKER_ID: &str = "propulate-rs-export";
 
 /// Write `trials` of a run over `space` into the Optuna journal `path` as the study `study_name`,
-/// in the order they started. The file is replaced (written beside it, then renamed).
+/// in breeding order (the order they started). The file is replaced (written beside it, then renamed).
 pub fn write_optuna_journal(path: &Path, study_name: &str, space: &SearchSpace, trials: &[Individual]) -> Result<()> {
     let distributions: Map<String, Json> =
         space.params().iter().map(|p| (p.name.clone(), Json::String(distribution(&p.domain)))).collect();
     let mut ordered: Vec<&Individual> = trials.iter().collect();
-    ordered.sort_by_key(|t| (t.start_us, t.id.generation, t.id.worker, t.id.island));
+    ordered.sort_by_key(|t| breed_key(t));
     let mut lines = vec![json!({
         "op_code": CREATE_STUDY, "worker_id": WORKER_ID, "study_name": study_name, "directions": [MINIMIZE],
     })];

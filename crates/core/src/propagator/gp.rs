@@ -143,11 +143,15 @@ impl Gp {
     /// The individuals the process is fitted to, with their losses (failures as the worst finite
     /// one), or `None` while fewer than `startup` evaluations have a finite loss.
     fn training_set(&self, pool: &dyn Pool) -> Option<Vec<(Vec<Value>, f64)>> {
-        let finite = pool.iter_all().filter(|i| i.loss.is_finite()).count();
+        // One pass: how many finite losses, and the worst of them (what failures stand in with).
+        let (finite, worst) = pool
+            .iter_all()
+            .map(|i| i.loss)
+            .filter(|l| l.is_finite())
+            .fold((0usize, f64::NEG_INFINITY), |(n, worst), l| (n + 1, worst.max(l)));
         if finite < self.config.startup.max(2) {
             return None;
         }
-        let worst = pool.iter_all().map(|i| i.loss).filter(|l| l.is_finite()).fold(f64::NEG_INFINITY, f64::max);
         let point = |i: &Individual| (i.values.clone(), if i.loss.is_finite() { i.loss } else { worst });
         if pool.size() <= self.config.max_points {
             return Some(pool.iter_all().map(point).collect());
