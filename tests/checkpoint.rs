@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, mpirun, recorded, run_with_timeout};
+use common::{bin, mpirun, recorded, report_data, run_with_timeout};
 use propulate::journal::read_checkpoint;
 use propulate::{Optimizer, SearchSpace};
 
@@ -324,8 +324,9 @@ fn report_summarizes_an_unfinished_checkpoint() {
     assert!(recorded > 0 && recorded < 4000);
     let csv = std::fs::read_to_string(out_dir.join("trials.csv")).unwrap();
     assert_eq!(csv.lines().count() - 1, recorded);
-    let svg = std::fs::read_to_string(out_dir.join("progress.svg")).unwrap();
-    assert!(svg.contains(&format!("loss over time: {recorded} evaluations")), "{svg}");
+    let report = report_data(&out_dir);
+    assert_eq!(report["total"], recorded, "the report shows every evaluation recorded");
+    assert_eq!(report["settings"]["function"], "sphere");
     let best: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("best.json")).unwrap()).unwrap();
     assert_eq!(best["function"], "sphere");
@@ -351,7 +352,7 @@ fn what_propulate_rs_writes_into_a_checkpoint_does_not_stop_its_resume() {
     cmd.arg("report").arg(&dir);
     let out = run_with_timeout(cmd, Duration::from_secs(60));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    for f in ["best.json", "trials.csv", "trials.jsonl", "progress.svg", "logs/rank-00001.log"] {
+    for f in ["best.json", "trials.csv", "trials.jsonl", "report.html", "logs/rank-00001.log"] {
         assert!(dir.join(f).exists(), "{f}");
     }
     run("30");

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{BOTH, Transport, f64_of, propulate, propulate_raw};
+use common::{BOTH, Transport, f64_of, propulate, propulate_raw, report_data};
 use propulate::functions::{PAPER_NAMES, benchmark};
 use propulate::journal::{Replay, island_population, read_checkpoint};
 use propulate::population::ALL_COPIES;
@@ -31,8 +31,9 @@ fn check_run(best: &serde_json::Value, dir: &std::path::Path, workers: u64, gene
     assert_eq!(ids.len(), rows.len(), "an evaluation was recorded twice");
     let jsonl = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap();
     assert_eq!(jsonl.lines().count(), rows.len());
-    let svg = std::fs::read_to_string(dir.join("progress.svg")).unwrap();
-    assert!(svg.contains(&format!("loss over time: {} evaluations", rows.len())), "{svg}");
+    let report = report_data(dir);
+    assert_eq!(report["total"], rows.len(), "the report shows every evaluation");
+    assert_eq!(report["evaluations"], rows.len());
 }
 
 /// Whether the median best loss of `run` over seeds 0, 1 and 2 is below `threshold`, stopping once

@@ -127,3 +127,13 @@ pub fn propulate_raw(transport: Transport, np: usize, args: &[&str], out: Option
 pub fn f64_of(v: &serde_json::Value, key: &str) -> f64 {
     v[key].as_f64().unwrap_or_else(|| panic!("{key} missing in {v}"))
 }
+
+/// The data `dir/report.html` was drawn from (the JSON in its `report-data` script element).
+#[allow(dead_code)]
+pub fn report_data(dir: &Path) -> serde_json::Value {
+    let page = std::fs::read_to_string(dir.join("report.html")).expect("report.html written");
+    let start = r#"<script id="report-data" type="application/json">"#;
+    let from = page.find(start).expect("report data") + start.len();
+    let to = from + page[from..].find("</script>").expect("report data ends");
+    serde_json::from_str(&page[from..to]).expect("report data is JSON")
+}

@@ -42,7 +42,8 @@ pub use propulate_engine::{
     Error, LossResult, Observer, ObserverMode, Optimizer, Result, RunConfig, RunResult, Selection, WorkerContext,
 };
 pub use propulate_engine::{
-    config, context, journal, launcher, observe, optimizer, optuna_journal, output, plot, report, result, transport,
+    config, context, journal, launcher, observe, optimizer, optuna_journal, output, report, report_html, result,
+    transport,
 };
 
 /// Data-parallel training inside a loss: sampler, rendezvous store, gradient averaging.

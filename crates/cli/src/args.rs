@@ -29,7 +29,8 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Clone, Subcommand)]
 pub enum Command {
-    /// Summarize a checkpoint (finished or not) and write best.json, trials.csv and trials.jsonl.
+    /// Summarize a checkpoint (finished or not) and write best.json, trials.csv, trials.jsonl and
+    /// report.html.
     Report(ReportArgs),
     /// Print, one line per rank in rank order, what each rank sees: launcher, local rank, host,
     /// GPUs and its device, and its place in the layout. Runs under mpirun/srun like a job; trains
@@ -59,7 +60,8 @@ pub struct EnvArgs {
 pub struct ReportArgs {
     /// The checkpoint directory.
     pub dir: PathBuf,
-    /// Where to write best.json, trials.csv and trials.jsonl (default: the checkpoint directory).
+    /// Where to write best.json, trials.csv, trials.jsonl and report.html (default: the checkpoint
+    /// directory).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Best individuals to show per island.
@@ -70,6 +72,10 @@ pub struct ReportArgs {
     /// value, intermediate values, and island/worker/generation as user attributes.
     #[arg(long, value_name = "FILE")]
     pub optuna_journal: Option<PathBuf>,
+    /// Beside a running job: rewrite report.html every SECONDS while the checkpoint grows, until
+    /// the run has ended (or Ctrl-C). Only reads the checkpoint; writes only report.html.
+    #[arg(long, value_name = "SECONDS", conflicts_with = "optuna_journal")]
+    pub watch: Option<f64>,
 }
 
 /// Options of an optimization run.
@@ -108,7 +114,7 @@ pub struct RunArgs {
     /// Best individuals to show per island.
     #[arg(long, default_value_t = 1)]
     pub top_n: usize,
-    /// Directory for best.json, trials.csv and trials.jsonl.
+    /// Directory for best.json, trials.csv, trials.jsonl and report.html.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Checkpoint directory; a directory that holds a run is resumed

@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 
 use propulate::config::{CheckpointSettings, RunConfig};
 use propulate::journal::Manifest;
-use propulate::propagator::PropagatorSpec;
 use propulate::topology::Topology;
 use propulate::{Error, IslandSpec, Result, TopologySpec};
 
@@ -141,8 +140,6 @@ pub(crate) struct Plan {
     pub task: Box<dyn Task>,
     /// The run configuration, the propagator in effect included (`config.propagator`).
     pub config: RunConfig,
-    /// The propagator in effect (also in `config`), for `best.json`.
-    pub propagator: PropagatorSpec,
 }
 
 impl Plan {
@@ -175,7 +172,7 @@ impl Plan {
             migration_probability: args.migration_probability,
             pollination: args.pollination,
             topology,
-            propagator: Some(propagator.clone()),
+            propagator: Some(propagator),
             seed: args.seed,
             top_n: args.top_n,
             checkpoint: checkpoint.map(|dir: PathBuf| CheckpointSettings {
@@ -186,6 +183,6 @@ impl Plan {
             }),
             ..RunConfig::default()
         };
-        Ok(Plan { task, config, propagator })
+        Ok(Plan { task, config })
     }
 }

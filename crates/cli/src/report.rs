@@ -1,13 +1,39 @@
-//! `propulate-rs report DIR`: summarize a checkpoint, finished or not, and write the result files.
+//! `propulate-rs report DIR`: summarize a checkpoint, finished or not, and write the result files;
+//! with `--watch`, keep report.html up to date beside a running job.
 
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
-use propulate::output::{summary_table, write_outputs};
+use anyhow::bail;
+use serde_json::{Map, Value as Json, json};
+
+use propulate::journal::{Replay, read_checkpoint};
+use propulate::output::{summary_table, write_outputs, write_report};
+use propulate::report_html::{REPORT_FILE, report_html, run_settings};
 
 use super::args::ReportArgs;
 use super::say;
 
+/// The line that tells where a run's result files are (a run's end and `report` print it).
+pub(crate) fn wrote_line(dir: &Path) -> String {
+    format!("wrote {0}/best.json, trials.csv, trials.jsonl; the report: {0}/{REPORT_FILE}\n", dir.display())
+}
+
+/// The run's settings as its checkpoint recorded them, for best.json and the report.
+fn recorded_settings(replay: &Replay) -> Map<String, Json> {
+    let mut settings = replay.manifest.extra.clone();
+    settings.extend(run_settings(&replay.manifest.config, replay.layout.workers()));
+    settings.insert("ranks".into(), json!(replay.layout.world_size()));
+    settings
+}
+
 pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
+    if let Some(seconds) = args.watch {
+        return watch(&args.dir, &out, seconds, args.top_n);
+    }
     let replay = propulate::report::load(&args.dir)?;
     for w in &replay.warnings {
         eprintln!("propulate-rs: warning: {w}");
@@ -16,9 +42,8 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let space = &replay.manifest.space;
     say(&propulate::report::progress_table(&replay));
     say(&summary_table(space, &result));
-    let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
-    write_outputs(&out, space, &result, replay.manifest.extra.clone())?;
-    say(&format!("wrote {}/best.json, trials.csv, trials.jsonl, progress.svg\n", out.display()));
+    write_outputs(&out, space, &result, recorded_settings(&replay))?;
+    say(&wrote_line(&out));
     if let Some(file) = &args.optuna_journal {
         // The study is named after the checkpoint directory, as a run is known.
         let name = args.dir.canonicalize().unwrap_or_else(|_| args.dir.clone());
@@ -27,4 +52,58 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         say(&format!("wrote {} (an Optuna journal: optuna-dashboard {0})\n", file.display()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Shortest `--watch` interval: reading a large checkpoint more often would compete with the run.
+const MIN_WATCH_S: f64 = 0.1;
+
+/// Rewrite `out/report.html` whenever the checkpoint in `dir` has grown, every `seconds`, until
+/// every worker has ended cleanly. Reads the checkpoint as `report` does (no locks, nothing
+/// written there but report.html when `out` is `dir`), so the run never waits for it; a record
+/// being written as it reads is a torn last line, which the reader leaves for the next time.
+fn watch(dir: &Path, out: &Path, seconds: f64, top_n: usize) -> anyhow::Result<ExitCode> {
+    if !(seconds >= MIN_WATCH_S) || !seconds.is_finite() {
+        bail!("--watch takes seconds, at least {MIN_WATCH_S}; got {seconds}");
+    }
+    std::fs::create_dir_all(out)?;
+    let file: PathBuf = out.join(REPORT_FILE);
+    say(&format!(
+        "watching {} every {seconds} s; the report: {} (ends with the run, or Ctrl-C)\n",
+        dir.display(),
+        file.display()
+    ));
+    let mut shown: Option<(usize, bool)> = None;
+    let mut said: HashSet<String> = HashSet::new();
+    let mut tell_once = |message: String| {
+        if said.insert(message.clone()) {
+            eprintln!("propulate-rs: {message}");
+        }
+    };
+    loop {
+        match read_checkpoint(dir) {
+            Ok(None) => tell_once(format!("no checkpoint in {} yet; waiting for one", dir.display())),
+            Err(e) => tell_once(format!("cannot read the checkpoint yet ({e}); trying again")),
+            Ok(Some(replay)) => {
+                let done = replay.workers.iter().all(|w| w.done);
+                let evaluated = replay.workers.iter().map(|w| w.evaluated.len()).sum();
+                if shown != Some((evaluated, done)) {
+                    let result = propulate::report::result_of(&replay, top_n);
+                    let page = report_html(&replay.manifest.space, &result, &recorded_settings(&replay));
+                    write_report(out, &page)?;
+                    let best = result.best.first().map_or("none".into(), |b| format!("{:.6e}", b.loss));
+                    say(&format!("report: {evaluated} evaluations, best loss {best}\n"));
+                    shown = Some((evaluated, done));
+                }
+                if done {
+                    // Only now: while the run writes, a torn last record is a write in progress.
+                    for w in &replay.warnings {
+                        tell_once(format!("warning: {w}"));
+                    }
+                    say(&format!("the run has ended; the report: {}\n", file.display()));
+                    return Ok(ExitCode::SUCCESS);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+    }
 }

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use propulate::observe::{RankLog, StderrReporter};
 use propulate::output::{summary_table, write_outputs};
+use propulate::report_html::run_settings;
 use propulate::transport::Communicator;
 use propulate::{ObserverMode, Optimizer, RunResult};
 
@@ -18,6 +19,7 @@ use super::evaluation_lines::EvaluationLines;
 use super::function_task::FunctionTask;
 use super::on_mpi_world;
 use super::plan::{Plan, SetupFiles};
+use super::report::wrote_line;
 use super::say;
 use super::task::{CnnTaskMaker, Task};
 
@@ -163,13 +165,11 @@ fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResult) -> anyh
     say(&summary_table(task.space(), result));
     if let Some(dir) = &args.out {
         let mut extra = task.checkpoint_facts();
-        extra.insert("propagator".into(), json!(plan.propagator.name()));
-        extra.insert("propagator_settings".into(), json!(plan.propagator.settings()));
+        let workers = ranks / plan.config.ranks_per_worker.max(1);
+        extra.extend(run_settings(&plan.config, workers));
         extra.insert("ranks".into(), json!(ranks));
-        extra.insert("seed".into(), json!(plan.config.seed));
-        extra.insert("generations".into(), json!(plan.config.generations));
         write_outputs(dir, task.space(), result, extra).with_context(|| format!("writing {}", dir.display()))?;
-        say(&format!("wrote {}/best.json, trials.csv, trials.jsonl, progress.svg\n", dir.display()));
+        say(&wrote_line(dir));
     }
     Ok(())
 }

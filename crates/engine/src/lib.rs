@@ -2,7 +2,7 @@
 //! checked [`RunConfig`], the transports (MPI through rsmpi behind the default feature `mpi`, and
 //! in-process threads), the driver (each worker root's loop, migration, a clean end), checkpoints
 //! (manifest and journals, resume, reshape), observers (progress, per-rank logs, warnings), and the
-//! results (best individuals, trial tables, plots, `report`).
+//! results (best individuals, trial tables, `report.html`, `report`).
 #![warn(missing_docs)]
 
 pub mod config;
@@ -16,8 +16,8 @@ pub mod optimizer;
 pub mod optuna_journal;
 pub mod output;
 mod panic_message;
-pub mod plot;
 pub mod report;
+pub mod report_html;
 pub mod result;
 pub mod transport;
 

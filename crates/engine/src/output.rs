@@ -1,5 +1,5 @@
 //! What a run leaves behind for the user: `best.json`, the trial tables (`trials.csv`,
-//! `trials.jsonl`) and the end-of-run summary table.
+//! `trials.jsonl`), `report.html` and the end-of-run summary table.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -68,14 +68,16 @@ pub fn check_output_dir(dir: &Path) -> Result<()> {
     fs::remove_file(&probe).map_err(|e| Error::io(&probe, e))
 }
 
-/// Write `best.json`, `trials.csv`, `trials.jsonl` and `progress.svg` into `dir` (created if missing).
-/// `extra` adds run facts (function name, ranks, ...) to `best.json`.
+/// Write `best.json`, `trials.csv`, `trials.jsonl` and `report.html` into `dir` (created if missing).
+/// `extra` adds run facts (function name, ranks, the settings of
+/// [`run_settings`](crate::report_html::run_settings), ...) to `best.json`; the report lists them.
 pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra: Map<String, Json>) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut best = match result.best.first() {
         Some(b) => individual_json(space, b),
         None => json!({"loss": null, "params": {}}),
     };
+    let report = crate::report_html::report_html(space, result, &extra);
     let obj = best.as_object_mut().expect("object");
     obj.insert("evaluations".into(), json!(result.evaluations));
     obj.insert("failed".into(), json!(result.failed));
@@ -90,7 +92,10 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
     let islands: Vec<Json> =
         result.islands.iter().map(|top| top.iter().map(|i| individual_json(space, i)).collect()).collect();
     obj.insert("islands".into(), islands.into());
-    obj.extend(extra);
+    // The run's own results win: `islands` is each island's best here, the island count in `extra`.
+    for (key, value) in extra {
+        obj.entry(key).or_insert(value);
+    }
     let text = serde_json::to_string_pretty(&best).expect("json") + "\n";
     write_atomically(&dir.join("best.json"), text.as_bytes())?;
 
@@ -107,8 +112,13 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
         jsonl.push('\n');
     }
     write_atomically(&dir.join("trials.jsonl"), jsonl.as_bytes())?;
-    let svg = crate::plot::progress_svg(&trials, result.islands.len());
-    write_atomically(&dir.join("progress.svg"), svg.as_bytes())
+    write_report(dir, &report)
+}
+
+/// Write a page made by [`report_html`](crate::report_html::report_html) as `dir/report.html`,
+/// atomically: a browser or a watcher never sees half a report.
+pub fn write_report(dir: &Path, page: &str) -> Result<()> {
+    write_atomically(&dir.join(crate::report_html::REPORT_FILE), page.as_bytes())
 }
 
 fn csv_field(s: &str) -> String {

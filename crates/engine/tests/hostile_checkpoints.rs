@@ -16,7 +16,7 @@ use propulate_engine::config::CheckpointSettings;
 use propulate_engine::journal::{
     Manifest, inspect_checkpoint, island_population, read_checkpoint, read_worker_journal, reshape,
 };
-use propulate_engine::{Optimizer, output, plot, report};
+use propulate_engine::{Optimizer, output, report, report_html};
 
 const RANKS: usize = 4;
 
@@ -174,7 +174,7 @@ fn read_everything(dir: &Path, scratch: &Path, reshape_too: bool) -> Result<(), 
     report::progress_table(&replay);
     output::summary_table(space, &result);
     output::trials_csv(space, &result.trials);
-    plot::progress_svg(&result.trials, result.islands.len());
+    report_html::report_html(space, &result, &Default::default());
     for ind in result.trials.iter().chain(&result.best) {
         output::individual_json(space, ind);
     }

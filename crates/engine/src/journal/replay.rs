@@ -55,15 +55,18 @@ pub struct Replay {
 
 /// Files a checkpoint directory may hold besides the manifest and journals: what propulate-rs itself
 /// writes there (`report`'s or `--out`'s results, and their temporary files).
-const ALLOWED: [&str; 9] = [
+/// (`progress.svg`: what versions before report.html wrote.)
+const ALLOWED: [&str; 11] = [
     "manifest.json.tmp",
     "best.json",
     "trials.csv",
     "trials.jsonl",
+    "report.html",
     "progress.svg",
     "best.json.tmp",
     "trials.csv.tmp",
     "trials.jsonl.tmp",
+    "report.html.tmp",
     "progress.svg.tmp",
 ];
 
