@@ -10,6 +10,9 @@ source scripts/libtorch-env.sh
 # Optuna from PyPI, for the test that opens our Optuna journal export (tests/optuna_journal.rs).
 PROPULATE_OPTUNA_PYTHON=$(bash scripts/install-optuna.sh)
 export PROPULATE_OPTUNA_PYTHON
+# Debian's Chromium, for the test that opens report.html headless (tests/report_in_browser.rs).
+PROPULATE_CHROMIUM=$(bash scripts/install-chromium.sh)
+export PROPULATE_CHROMIUM
 cargo fmt --all --check
 # One feature set for the whole workspace, so that every crate (Burn above all) is built once:
 # MPI, the CNN task with both Burn backends (flex, and libtorch 2.9.0 through burn-tch), and NCCL

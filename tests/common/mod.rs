@@ -43,25 +43,49 @@ pub fn mpirun(np: usize) -> Command {
     c
 }
 
-/// Run a command with a time limit (a hang is a failure, not a stuck CI job).
+/// Run a command with a time limit (a hang is a failure, not a stuck CI job). Its output is read
+/// as it comes, so that a command printing more than a pipe holds does not stall.
 pub fn run_with_timeout(mut cmd: Command, limit: Duration) -> Output {
+    use std::io::Read;
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr")));
     let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
         }
         if start.elapsed() > limit {
             let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
-            panic!(
-                "timed out after {limit:?}: {cmd:?}\nstdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let _ = child.wait();
+            break None;
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    // A grandchild still holding the pipes open must not hang the test either.
+    let collect = |reader: std::thread::JoinHandle<Vec<u8>>| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !reader.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if reader.is_finished() { reader.join().unwrap_or_default() } else { b"(output still open)".to_vec() }
+    };
+    let (stdout, stderr) = (collect(stdout), collect(stderr));
+    match status {
+        Some(status) => Output { status, stdout, stderr },
+        None => panic!(
+            "timed out after {limit:?}: {cmd:?}\nstdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&stdout),
+            String::from_utf8_lossy(&stderr)
+        ),
     }
 }
 

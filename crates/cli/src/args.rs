@@ -73,7 +73,8 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub optuna_journal: Option<PathBuf>,
     /// Beside a running job: rewrite report.html every SECONDS while the checkpoint grows, until
-    /// the run has ended (or Ctrl-C). Only reads the checkpoint; writes only report.html.
+    /// the run has ended (or Ctrl-C); on a run that has ended, wait for its resume. Only reads the
+    /// checkpoint; writes only report.html.
     #[arg(long, value_name = "SECONDS", conflicts_with = "optuna_journal")]
     pub watch: Option<f64>,
 }

@@ -58,9 +58,11 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 const MIN_WATCH_S: f64 = 0.1;
 
 /// Rewrite `out/report.html` whenever the checkpoint in `dir` has grown, every `seconds`, until
-/// every worker has ended cleanly. Reads the checkpoint as `report` does (no locks, nothing
-/// written there but report.html when `out` is `dir`), so the run never waits for it; a record
-/// being written as it reads is a torn last line, which the reader leaves for the next time.
+/// the run it saw running has ended (every worker ended cleanly). Started on a run that has
+/// already ended, it writes the report and waits for a resume: a resume is often a queued job.
+/// Reads the checkpoint as `report` does (no locks, nothing written there but report.html when
+/// `out` is `dir`), so the run never waits for it; a record being written as it reads is a torn
+/// last line, which the reader leaves for the next time.
 fn watch(dir: &Path, out: &Path, seconds: f64, top_n: usize) -> anyhow::Result<ExitCode> {
     if !(seconds >= MIN_WATCH_S) || !seconds.is_finite() {
         bail!("--watch takes seconds, at least {MIN_WATCH_S}; got {seconds}");
@@ -73,6 +75,7 @@ fn watch(dir: &Path, out: &Path, seconds: f64, top_n: usize) -> anyhow::Result<E
         file.display()
     ));
     let mut shown: Option<(usize, bool)> = None;
+    let mut seen_running = false;
     let mut said: HashSet<String> = HashSet::new();
     let mut tell_once = |message: String| {
         if said.insert(message.clone()) {
@@ -94,13 +97,17 @@ fn watch(dir: &Path, out: &Path, seconds: f64, top_n: usize) -> anyhow::Result<E
                     say(&format!("report: {evaluated} evaluations, best loss {best}\n"));
                     shown = Some((evaluated, done));
                 }
-                if done {
+                seen_running |= !done;
+                if done && seen_running {
                     // Only now: while the run writes, a torn last record is a write in progress.
                     for w in &replay.warnings {
                         tell_once(format!("warning: {w}"));
                     }
                     say(&format!("the run has ended; the report: {}\n", file.display()));
                     return Ok(ExitCode::SUCCESS);
+                }
+                if done {
+                    tell_once("the run in this checkpoint has ended; waiting for a resume (Ctrl-C to stop)".into());
                 }
             }
         }

@@ -1,0 +1,160 @@
+//! report.html as a person sees it: a real search under mpirun (two islands, command trials with
+//! learning curves, failures and pruning) writes it, and Debian's Chromium, headless, opens it
+//! from the file: every chart is drawn (SVG paths in each), the table holds every trial sorted by
+//! loss with failed and pruned ones giving their reason, and no script error is raised. A page with
+//! a script error planted in it is caught the same way, so the check can fail.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::{bin, mpirun, report_data, run_with_timeout};
+
+/// Chromium: PROPULATE_CHROMIUM (the test command sets it), else scripts/install-chromium.sh's.
+fn chromium() -> PathBuf {
+    std::env::var_os("PROPULATE_CHROMIUM").map(PathBuf::from).unwrap_or_else(|| {
+        let out = Command::new("bash").arg("scripts/install-chromium.sh").output().expect("bash runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    })
+}
+
+/// The page's DOM after its scripts ran, and the browser's log (console messages included).
+fn open_headless(page: &Path, profile: &Path) -> (String, String) {
+    let mut cmd = Command::new(chromium());
+    // The flags of a closed network: no background connections, no first-run work.
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .arg(format!("file://{}", page.display()));
+    let out = run_with_timeout(cmd, Duration::from_secs(120));
+    assert!(out.status.success(), "chromium: {}", String::from_utf8_lossy(&out.stderr));
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Script errors the browser saw: uncaught exceptions in its console log, and the page's own record.
+fn script_errors(dom: &str, log: &str) -> Vec<String> {
+    let mut errors: Vec<String> =
+        log.lines().filter(|l| l.contains(":CONSOLE") && l.contains("Uncaught")).map(str::to_string).collect();
+    if let Some(at) = dom.find("data-report-errors=\"") {
+        errors.push(dom[at..].lines().next().unwrap_or_default().to_string());
+    }
+    errors
+}
+
+/// SVG paths drawn in each chart (`data-chart` containers), by chart name, in page order.
+fn paths_per_chart(dom: &str) -> Vec<(String, usize)> {
+    let mut starts: Vec<(usize, String)> = dom
+        .match_indices("data-chart=\"")
+        .map(|(at, m)| (at, dom[at + m.len()..].split('"').next().unwrap().to_string()))
+        .collect();
+    // A chart ends where the next begins, the last where its section does.
+    starts.push((dom.len(), String::new()));
+    starts
+        .windows(2)
+        .map(|w| {
+            let inside = &dom[w[0].0..w[1].0];
+            let inside = &inside[..inside.find("</section>").unwrap_or(inside.len())];
+            (w[0].1.clone(), inside.matches("<path").count())
+        })
+        .collect()
+}
+
+const SPACE: &str = r#"
+[params]
+lr = { type = "float", low = 1e-4, high = 1e-1, log = true }
+width = { type = "float", low = -1.0, high = 1.0 }
+layers = { type = "int", low = 1, high = 6 }
+act = { type = "categorical", choices = ["relu", "tanh", "broken"] }
+"#;
+
+/// A training stand-in reporting a learning curve; `broken` fails.
+const TRAINING: &str = r#"
+import sys
+lr, width, layers, act = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+if act == "broken":
+    sys.exit("diverged")
+level = abs(lr - 0.01) * 10 + width * width + abs(layers - 3) * 0.1 + (0.2 if act == "tanh" else 0.0)
+for step in range(1, 6):
+    print(f"propulate: step={step} loss={level * (1 + 1 / step)}", flush=True)
+print(f"propulate: loss={level}")
+"#;
+
+#[test]
+fn the_report_of_a_real_search_draws_every_chart_in_chromium_without_script_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (space, out) = (tmp.path().join("space.toml"), tmp.path().join("out"));
+    std::fs::write(&space, SPACE).unwrap();
+    let mut run = mpirun(4);
+    run.arg(bin())
+        .args(["--islands", "2", "--generations", "10", "--early-stop", "median", "-q"])
+        .arg("--space")
+        .arg(&space)
+        .arg("--out")
+        .arg(&out)
+        .arg("--checkpoint")
+        .arg(tmp.path().join("ck"))
+        .args(["--", "python3", "-c", TRAINING, "{lr}", "{width}", "{layers}", "{act}"]);
+    let ran = run_with_timeout(run, Duration::from_secs(300));
+    let stdout = String::from_utf8_lossy(&ran.stdout);
+    assert!(ran.status.success(), "{stdout}{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(stdout.contains(&format!("the report: {}/report.html", out.display())), "{stdout}");
+    let data = report_data(&out);
+    let (failed, pruned) = (data["failed"].as_u64().unwrap(), data["pruned"].as_u64().unwrap());
+    assert_eq!(data["total"], 40);
+    assert!(failed > 0 && pruned > 0, "the search has failures and pruned trials to show: {data}");
+
+    let page = out.join("report.html");
+    let (dom, log) = open_headless(&page, &tmp.path().join("profile"));
+    assert_eq!(script_errors(&dom, &log), Vec::<String>::new());
+    assert!(dom.contains("data-report-state=\"drawn\""), "the script ran to its end");
+    let charts = paths_per_chart(&dom);
+    let names: Vec<&str> = charts.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["time", "param:lr", "param:width", "param:layers", "param:act", "parallel", "curves"],
+        "one chart per view and parameter"
+    );
+    for (name, paths) in &charts {
+        // Axes, grid lines and the marks: a chart drawn with no data has its axes only.
+        assert!(*paths > 20, "chart {name} has {paths} SVG paths: not drawn");
+    }
+
+    // The table: every trial, best first, failures last with their reason, pruned ones marked.
+    let table = &dom[dom.find("<table id=\"trials\"").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let rows: Vec<&str> = table.split("<tr class=\"").skip(1).collect();
+    assert_eq!(rows.len(), 40, "one row per trial");
+    let states: Vec<&str> = rows.iter().map(|r| r.split('"').next().unwrap()).collect();
+    assert_eq!(states.iter().filter(|s| **s == "failed").count() as u64, failed);
+    assert!(states[states.len() - failed as usize..].iter().all(|s| *s == "failed"), "failures sort last");
+    let loss_of = |row: &str| -> f64 { row.split("<td>").nth(4).unwrap().split('<').next().unwrap().parse().unwrap() };
+    let losses: Vec<f64> = rows[..rows.len() - failed as usize].iter().map(|r| loss_of(r)).collect();
+    assert!(losses.windows(2).all(|w| w[0] <= w[1]), "sorted by loss: {losses:?}");
+    assert!(table.contains("exited with status 1; its stderr ends: diverged"), "a failure's reason is shown");
+    assert!(table.contains("stopped early after step"), "a pruned trial says where it stopped");
+    assert!(dom.contains("<td>propagator</td>"), "the run's settings are listed");
+
+    // The same check on a page with an error planted: it must be seen.
+    let html = std::fs::read_to_string(&page).unwrap();
+    let end = html.rfind("</body>").unwrap();
+    let broken = tmp.path().join("broken.html");
+    std::fs::write(&broken, format!("{}<script>noSuchFunction();</script>{}", &html[..end], &html[end..])).unwrap();
+    let (dom, log) = open_headless(&broken, &tmp.path().join("profile"));
+    let errors = script_errors(&dom, &log);
+    assert!(errors.iter().any(|e| e.contains("noSuchFunction")), "{errors:?}");
+}
