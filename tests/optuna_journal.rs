@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{bin, run_with_timeout};
+use common::{TRAINING, TRAINING_SPACE as SPACE, bin, run_with_timeout};
 
 /// The Python with Optuna: PROPULATE_OPTUNA_PYTHON (the test command sets it), else the
 /// environment scripts/install-optuna.sh makes.
@@ -21,28 +21,6 @@ fn optuna_python() -> PathBuf {
         PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
     })
 }
-
-const SPACE: &str = r#"
-[params]
-lr = { type = "float", low = 1e-4, high = 1e-1, log = true }
-width = { type = "float", low = -1.0, high = 1.0 }
-layers = { type = "int", low = 1, high = 6 }
-act = { type = "categorical", choices = ["relu", "tanh", "broken"] }
-"#;
-
-/// A training stand-in: a learning curve set by the parameters, reported step by step; `broken`
-/// fails (exit 1).
-const TRAINING: &str = r#"
-import sys, time
-lr, width, layers, act = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-if act == "broken":
-    sys.exit("diverged")
-level = (abs(lr - 0.01) * 10 + width * width + abs(layers - 3) * 0.1) + (0.2 if act == "tanh" else 0.0)
-for step in range(1, 6):
-    print(f"propulate: step={step} loss={level * (1 + 1 / step)}", flush=True)
-    time.sleep(0.02)
-print(f"propulate: loss={level}")
-"#;
 
 const CHECK: &str = r#"
 import csv, json, math, sys

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{bin, mpirun, report_data, run_with_timeout};
+use common::{TRAINING, TRAINING_SPACE as SPACE, bin, mpirun, report_data, run_with_timeout};
 
 /// Chromium: PROPULATE_CHROMIUM (the test command sets it), else scripts/install-chromium.sh's.
 fn chromium() -> PathBuf {
@@ -73,26 +73,6 @@ fn paths_per_chart(dom: &str) -> Vec<(String, usize)> {
         })
         .collect()
 }
-
-const SPACE: &str = r#"
-[params]
-lr = { type = "float", low = 1e-4, high = 1e-1, log = true }
-width = { type = "float", low = -1.0, high = 1.0 }
-layers = { type = "int", low = 1, high = 6 }
-act = { type = "categorical", choices = ["relu", "tanh", "broken"] }
-"#;
-
-/// A training stand-in reporting a learning curve; `broken` fails.
-const TRAINING: &str = r#"
-import sys
-lr, width, layers, act = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-if act == "broken":
-    sys.exit("diverged")
-level = abs(lr - 0.01) * 10 + width * width + abs(layers - 3) * 0.1 + (0.2 if act == "tanh" else 0.0)
-for step in range(1, 6):
-    print(f"propulate: step={step} loss={level * (1 + 1 / step)}", flush=True)
-print(f"propulate: loss={level}")
-"#;
 
 #[test]
 fn the_report_of_a_real_search_draws_every_chart_in_chromium_without_script_errors() {

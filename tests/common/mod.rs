@@ -161,3 +161,28 @@ pub fn report_data(dir: &Path) -> serde_json::Value {
     let to = from + page[from..].find("</script>").expect("report data ends");
     serde_json::from_str(&page[from..to]).expect("report data is JSON")
 }
+
+/// The search space of [`TRAINING`]: a log float, a float, an int and a categorical.
+#[allow(dead_code)]
+pub const TRAINING_SPACE: &str = r#"
+[params]
+lr = { type = "float", low = 1e-4, high = 1e-1, log = true }
+width = { type = "float", low = -1.0, high = 1.0 }
+layers = { type = "int", low = 1, high = 6 }
+act = { type = "categorical", choices = ["relu", "tanh", "broken"] }
+"#;
+
+/// A training stand-in: a learning curve set by the parameters, reported step by step; `broken`
+/// fails (exit 1).
+#[allow(dead_code)]
+pub const TRAINING: &str = r#"
+import sys, time
+lr, width, layers, act = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+if act == "broken":
+    sys.exit("diverged")
+level = (abs(lr - 0.01) * 10 + width * width + abs(layers - 3) * 0.1) + (0.2 if act == "tanh" else 0.0)
+for step in range(1, 6):
+    print(f"propulate: step={step} loss={level * (1 + 1 / step)}", flush=True)
+    time.sleep(0.02)
+print(f"propulate: loss={level}")
+"#;
