@@ -2,7 +2,7 @@
 //! from PyPI, installed by scripts/install-optuna.sh) opens: every trial with its parameters and
 //! their distributions (float with log, int, categorical), its value, its state (complete, failed,
 //! pruned), its intermediate values, and island/worker/generation as user attributes, all checked
-//! against `trials.csv`.
+//! against `trials.csv`; and optuna-dashboard 0.21.0 serves it.
 
 mod common;
 
@@ -66,6 +66,49 @@ optuna.importance.get_param_importances(study)
 print("ok", json.dumps(states))
 "#;
 
+/// optuna-dashboard (0.21.0, installed beside Optuna) serves the journal: its API lists the study
+/// and every trial with its state, as trials.csv has them.
+const DASHBOARD: &str = r#"
+import csv, json, os, socket, subprocess, sys, time, urllib.request
+journal, trials_csv = sys.argv[1], sys.argv[2]
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+exe = os.path.join(os.path.dirname(sys.executable), "optuna-dashboard")
+server = subprocess.Popen([exe, journal, "--host", "127.0.0.1", "--port", str(port)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def get(path):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as r:
+        return r.read()
+try:
+    for _ in range(300):
+        try:
+            studies = json.loads(get("/api/studies"))["study_summaries"]
+            break
+        except OSError:
+            assert server.poll() is None, server.stderr.read().decode()
+            time.sleep(0.1)
+    else:
+        raise SystemExit("optuna-dashboard did not answer")
+    [study] = studies
+    assert study["directions"] == ["minimize"], study
+    detail = json.loads(get(f"/api/studies/{study['study_id']}?after=0"))
+    rows = list(csv.DictReader(open(trials_csv)))
+    assert len(detail["trials"]) == len(rows), (len(detail["trials"]), len(rows))
+    want = {"Complete": 0, "Fail": 0, "Pruned": 0}
+    for r in rows:
+        want["Fail" if r["failure"] else "Pruned" if r["pruned"] == "true" else "Complete"] += 1
+    got = {k: sum(t["state"] == k for t in detail["trials"]) for k in want}
+    assert got == want, (got, want)
+    assert detail["has_intermediate_values"]
+    assert {p["name"] for p in detail["union_search_space"]} == {"lr", "width", "layers", "act"}
+    assert b"Optuna Dashboard" in get("/dashboard")
+    print("ok", json.dumps(got))
+finally:
+    server.terminate()
+    server.wait(timeout=30)
+"#;
+
 #[test]
 fn the_optuna_journal_export_opens_in_optuna_with_every_trial_as_recorded() {
     let tmp = tempfile::tempdir().unwrap();
@@ -94,4 +137,10 @@ fn the_optuna_journal_export_opens_in_optuna_with_every_trial_as_recorded() {
     let checked = run_with_timeout(check, Duration::from_secs(120));
     let said = String::from_utf8_lossy(&checked.stdout);
     assert!(checked.status.success() && said.starts_with("ok"), "{said}\n{}", String::from_utf8_lossy(&checked.stderr));
+
+    let mut dashboard = Command::new(optuna_python());
+    dashboard.args(["-c", DASHBOARD]).arg(&journal).arg(out.join("trials.csv"));
+    let served = run_with_timeout(dashboard, Duration::from_secs(120));
+    let said = String::from_utf8_lossy(&served.stdout);
+    assert!(served.status.success() && said.starts_with("ok"), "{said}\n{}", String::from_utf8_lossy(&served.stderr));
 }
