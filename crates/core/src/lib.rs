@@ -11,6 +11,8 @@ pub mod error;
 pub mod functions;
 pub mod individual;
 pub mod layout;
+pub mod multi_functions;
+pub mod pareto;
 pub mod population;
 pub mod propagator;
 pub mod rng;
