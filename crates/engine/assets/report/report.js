@@ -149,7 +149,7 @@
   });
   parallelAxis.push({ dim: params.length, name: "loss", type: lossLog ? "log" : "value", scale: true });
   draw(document.getElementById("chart-parallel"), {
-    parallel: { left: 60, right: 150, top: 40, bottom: 30, parallelAxisDefault: { nameLocation: "start", nameGap: 18, axisLabel: { formatter: fmt } } },
+    parallel: { left: 60, right: 190, top: 40, bottom: 30, parallelAxisDefault: { nameLocation: "start", nameGap: 18, axisLabel: { formatter: fmt } } },
     parallelAxis: parallelAxis,
     visualMap: {
       type: "continuous",
