@@ -64,7 +64,7 @@ const MIN_WATCH_S: f64 = 0.1;
 /// `out` is `dir`), so the run never waits for it; a record being written as it reads is a torn
 /// last line, which the reader leaves for the next time.
 fn watch(dir: &Path, out: &Path, seconds: f64, top_n: usize) -> anyhow::Result<ExitCode> {
-    if !(seconds >= MIN_WATCH_S) || !seconds.is_finite() {
+    if seconds.is_nan() || seconds < MIN_WATCH_S || seconds.is_infinite() {
         bail!("--watch takes seconds, at least {MIN_WATCH_S}; got {seconds}");
     }
     std::fs::create_dir_all(out)?;
