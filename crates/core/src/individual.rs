@@ -25,15 +25,24 @@ impl std::fmt::Display for IndividualId {
 }
 
 /// An evaluated (or to-be-evaluated) point of the search space.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Serialized by hand ([`Serialize`] below) so that JSON (the journal) leaves out `objectives`
+/// when there are none, keeping single-objective checkpoints as they were, while the binary wire
+/// format, which has no field names and cannot skip, always carries every field.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Individual {
     /// One value per parameter of the search space, in order.
     pub values: Vec<Value>,
     /// The loss; `+inf` until evaluated and for failed evaluations (`null` in JSON).
-    #[serde(with = "inf_as_null")]
+    #[serde(deserialize_with = "inf_as_null::deserialize")]
     pub loss: f64,
     /// Why the evaluation failed (error, panic, NaN), if it did.
     pub failure: Option<String>,
+    /// The value of each declared objective as the evaluation reported it (a maximized one not
+    /// negated), in declaration order, when the run declares objectives; `loss` is then the first
+    /// one, minimized. Empty otherwise and for failed evaluations (and absent from the journal).
+    #[serde(default)]
+    pub objectives: Vec<f64>,
     /// Unique identity (birth island, worker, generation).
     pub id: IndividualId,
     /// Island-local index of the worker responsible for it on its current island: the only one
@@ -62,6 +71,38 @@ pub struct Individual {
     pub curve: Option<Curve>,
 }
 
+/// The fields in declaration order, which the binary format, reading by position, relies on.
+impl Serialize for Individual {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct InfAsNull(f64);
+        impl Serialize for InfAsNull {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                inf_as_null::serialize(&self.0, s)
+            }
+        }
+        let objectives = !s.is_human_readable() || !self.objectives.is_empty();
+        let mut st = s.serialize_struct("Individual", 11 + usize::from(objectives))?;
+        st.serialize_field("values", &self.values)?;
+        st.serialize_field("loss", &InfAsNull(self.loss))?;
+        st.serialize_field("failure", &self.failure)?;
+        if objectives {
+            st.serialize_field("objectives", &self.objectives)?;
+        } else {
+            st.skip_field("objectives")?;
+        }
+        st.serialize_field("id", &self.id)?;
+        st.serialize_field("current", &self.responsible_worker)?;
+        st.serialize_field("migration_steps", &self.migration_steps)?;
+        st.serialize_field("history", &self.history)?;
+        st.serialize_field("start_us", &self.start_us)?;
+        st.serialize_field("duration_s", &self.duration_s)?;
+        st.serialize_field("metrics", &self.metrics)?;
+        st.serialize_field("curve", &self.curve)?;
+        st.end()
+    }
+}
+
 impl Individual {
     /// A fresh, unevaluated individual at `values`, with a placeholder identity the driver overwrites.
     pub fn new(values: Vec<Value>) -> Self {
@@ -69,6 +110,7 @@ impl Individual {
             values,
             loss: f64::INFINITY,
             failure: None,
+            objectives: Vec::new(),
             id: IndividualId { island: 0, worker: 0, generation: 0 },
             responsible_worker: 0,
             migration_steps: 0,
@@ -186,6 +228,30 @@ mod inf_as_null {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// JSON leaves `objectives` out when empty (single-objective journals as before) and reads
+    /// it back; the binary format always carries it, field by field in order.
+    #[test]
+    fn objectives_round_trip_in_json_and_in_the_binary_format() {
+        let mut ind = Individual::new(vec![Value::Float(0.5)]);
+        ind.loss = 2.0;
+        ind.metrics.insert("acc".into(), 0.5);
+        let text = serde_json::to_string(&ind).unwrap();
+        assert!(!text.contains("objectives"), "{text}");
+        assert!(text.starts_with(r#"{"values":[{"Float":0.5}],"loss":2.0,"failure":null,"id":"#), "{text}");
+        assert_eq!(serde_json::from_str::<Individual>(&text).unwrap(), ind);
+        ind.objectives = vec![2.0, 0.5];
+        let text = serde_json::to_string(&ind).unwrap();
+        assert!(text.contains(r#""failure":null,"objectives":[2.0,0.5],"id""#), "{text}");
+        assert_eq!(serde_json::from_str::<Individual>(&text).unwrap(), ind);
+        for objectives in [vec![], vec![1.0, 2.0]] {
+            let mut i = ind.clone();
+            i.objectives = objectives;
+            i.loss = f64::INFINITY;
+            let bytes = postcard::to_allocvec(&vec![i.clone(), i.clone()]).unwrap();
+            assert_eq!(postcard::from_bytes::<Vec<Individual>>(&bytes).unwrap(), vec![i.clone(), i]);
+        }
+    }
 
     #[test]
     fn a_history_keeps_the_birth_island_and_the_latest_moves() {

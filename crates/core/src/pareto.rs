@@ -23,12 +23,13 @@ pub fn dominates(a: &[f64], b: &[f64]) -> bool {
 
 /// The non-dominated rank of every point: 0 for those no other point dominates, 1 for those only
 /// rank-0 points dominate, and so on. Equal points share a rank. Two objectives take
-/// O(n log n) (a sweep in lexicographic order); more take O(m n^2) (Deb's fast non-dominated sort).
+/// O(n log n) (a sweep in lexicographic order); more take O(m n^2) at worst
+/// (every point on one front), far less on the many fronts of a search's history.
 pub fn non_dominated_ranks(points: &[&[f64]]) -> Vec<usize> {
     match points.first().map(|p| p.len()) {
         None => Vec::new(),
         Some(2) => ranks_two_objectives(points),
-        Some(_) => ranks_by_counting(points),
+        Some(_) => ranks_by_sequential_search(points),
     }
 }
 
@@ -53,39 +54,48 @@ fn ranks_two_objectives(points: &[&[f64]]) -> Vec<usize> {
     rank
 }
 
-fn ranks_by_counting(points: &[&[f64]]) -> Vec<usize> {
-    let n = points.len();
-    let mut dominated_by = vec![0usize; n];
-    let mut dominating: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for i in 0..n {
-        for j in i + 1..n {
-            if dominates(points[i], points[j]) {
-                dominating[i].push(j);
-                dominated_by[j] += 1;
-            } else if dominates(points[j], points[i]) {
-                dominating[j].push(i);
-                dominated_by[i] += 1;
-            }
+fn ranks_by_sequential_search(points: &[&[f64]]) -> Vec<usize> {
+    // Efficient non-dominated sort with binary search (Zhang et al., 2015): in lexicographic
+    // order a point can only be dominated by points before it; if a member of front k dominates
+    // it, so does one of every front before k, so the first front none of whose members dominates
+    // it is found by binary search. O(n) memory, where counting dominations kept O(n^2) lists.
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|&a, &b| {
+        points[a].iter().zip(points[b]).map(|(x, y)| x.total_cmp(y)).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
+    });
+    let mut fronts: Vec<Vec<usize>> = Vec::new();
+    let mut rank = vec![0; points.len()];
+    for &i in &order {
+        let p = points[i];
+        // Members are checked latest first: the latest are the closest in lexicographic order.
+        let k = fronts.partition_point(|front| front.iter().rev().any(|&j| dominates(points[j], p)));
+        if k == fronts.len() {
+            fronts.push(Vec::new());
         }
-    }
-    let mut rank = vec![0; n];
-    let mut current: Vec<usize> = (0..n).filter(|&i| dominated_by[i] == 0).collect();
-    let mut r = 0;
-    while !current.is_empty() {
-        let mut next = Vec::new();
-        for &i in &current {
-            rank[i] = r;
-            for &j in &dominating[i] {
-                dominated_by[j] -= 1;
-                if dominated_by[j] == 0 {
-                    next.push(j);
-                }
-            }
-        }
-        current = next;
-        r += 1;
+        fronts[k].push(i);
+        rank[i] = k;
     }
     rank
+}
+
+/// Indices of `points` from best to worst as NSGA-II ranks them: by non-dominated rank, within a
+/// rank by crowding distance (largest first), ties by index. What truncation selection on
+/// several objectives takes the first k of.
+pub fn pareto_order(points: &[&[f64]]) -> Vec<usize> {
+    let ranks = non_dominated_ranks(points);
+    let fronts = ranks.iter().max().map_or(0, |r| r + 1);
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); fronts];
+    for (i, &r) in ranks.iter().enumerate() {
+        members[r].push(i);
+    }
+    let mut order = Vec::with_capacity(points.len());
+    for front in members {
+        let distance = crowding_distances(&front.iter().map(|&i| points[i]).collect::<Vec<_>>());
+        let mut by_distance: Vec<(usize, f64)> = front.into_iter().zip(distance).collect();
+        by_distance.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        order.extend(by_distance.into_iter().map(|(i, _)| i));
+    }
+    order
 }
 
 /// NSGA-II's crowding distance of each point of one rank: the sum over objectives of the gap
@@ -165,6 +175,42 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Deb's fast non-dominated sort: the reference the faster sorts are checked against.
+    fn ranks_by_counting(points: &[&[f64]]) -> Vec<usize> {
+        let n = points.len();
+        let mut dominated_by = vec![0usize; n];
+        let mut dominating: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for i in 0..n {
+            for j in i + 1..n {
+                if dominates(points[i], points[j]) {
+                    dominating[i].push(j);
+                    dominated_by[j] += 1;
+                } else if dominates(points[j], points[i]) {
+                    dominating[j].push(i);
+                    dominated_by[i] += 1;
+                }
+            }
+        }
+        let mut rank = vec![0; n];
+        let mut current: Vec<usize> = (0..n).filter(|&i| dominated_by[i] == 0).collect();
+        let mut r = 0;
+        while !current.is_empty() {
+            let mut next = Vec::new();
+            for &i in &current {
+                rank[i] = r;
+                for &j in &dominating[i] {
+                    dominated_by[j] -= 1;
+                    if dominated_by[j] == 0 {
+                        next.push(j);
+                    }
+                }
+            }
+            current = next;
+            r += 1;
+        }
+        rank
+    }
+
     fn refs(points: &[Vec<f64>]) -> Vec<&[f64]> {
         points.iter().map(Vec::as_slice).collect()
     }
@@ -205,6 +251,16 @@ mod tests {
     }
 
     #[test]
+    fn the_order_by_hand() {
+        // Front (0,4) (1,3) (1.9,2.1) (2,2) (4,0): the ends first (index order), then (2,2)
+        // (2.1/4 + 2.1/4 = 1.05), (1,3) (1.9/4 + 1.9/4 = 0.95) and the crowded (1.9,2.1)
+        // (1/4 + 1/4); then the rank-1 point (3,3).
+        let p = vec![vec![3.0, 3.0], vec![0.0, 4.0], vec![1.0, 3.0], vec![1.9, 2.1], vec![2.0, 2.0], vec![4.0, 0.0]];
+        assert_eq!(pareto_order(&refs(&p)), vec![1, 5, 4, 2, 3, 0]);
+        assert!(pareto_order(&[]).is_empty());
+    }
+
+    #[test]
     fn hypervolume_by_hand() {
         let p = vec![vec![1.0, 2.0], vec![2.0, 1.0]];
         assert_eq!(hypervolume(&refs(&p), &[3.0, 3.0]), 3.0);
@@ -236,6 +292,23 @@ mod tests {
         #[test]
         fn the_two_objective_sweep_agrees_with_counting(p in grid_points(2)) {
             prop_assert_eq!(ranks_two_objectives(&refs(&p)), ranks_by_counting(&refs(&p)));
+        }
+
+        #[test]
+        fn the_sequential_search_agrees_with_counting(p in grid_points(3)) {
+            prop_assert_eq!(ranks_by_sequential_search(&refs(&p)), ranks_by_counting(&refs(&p)));
+        }
+
+        #[test]
+        fn the_order_is_by_rank_then_crowding(p in grid_points(2)) {
+            let order = pareto_order(&refs(&p));
+            let ranks = non_dominated_ranks(&refs(&p));
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            prop_assert_eq!(sorted, (0..p.len()).collect::<Vec<_>>());
+            for w in order.windows(2) {
+                prop_assert!(ranks[w[0]] <= ranks[w[1]]);
+            }
         }
 
         #[test]

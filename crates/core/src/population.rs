@@ -6,15 +6,25 @@
 //! O(k + log n), a uniform sample O(k) and the individual stored under an identity, active or not,
 //! O(1).
 //!
+//! A run with several objectives ranks the active individuals by Pareto dominance instead
+//! ([`Population::rank_by_objectives`]): non-dominated rank, then crowding distance, as NSGA-II
+//! does. That order depends on the whole set, so it is computed when first asked for after a
+//! change (O(n log n) for two objectives), not indexed.
+//!
 //! The state of each identity depends only on the set of events seen (arrivals with their migration
 //! step, deactivations with theirs), never on their order, so workers of an island that have seen
 //! the same messages hold the same active population.
 
+use std::cell::OnceCell;
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
+use either::Either;
+
+use crate::front::minimized;
 use crate::individual::{Individual, IndividualId};
+use crate::pareto::pareto_order;
 use crate::rng::PropRng;
 
 /// A loss with a total order (`f64::total_cmp`), so it can key an ordered set.
@@ -107,6 +117,14 @@ pub enum Arrival {
     Ignored,
 }
 
+/// The order of the active individuals by several objectives: their minimizing signs, and the
+/// order, computed when first asked for after the active set changed.
+#[derive(Debug, Clone, Default)]
+struct ParetoRanking {
+    signs: Vec<f64>,
+    order: OnceCell<Vec<IndividualId>>,
+}
+
 /// Every individual a worker knows of on its island, with an ordered index of the active ones.
 ///
 /// The individuals themselves live in one vector, the records hold indices into it: a resumed
@@ -122,6 +140,8 @@ pub struct Population {
     by_breeding: BTreeSet<BreedKey>,
     active_ids: Vec<IndividualId>,
     known: usize,
+    /// Set when the run has several objectives: "best" is then by Pareto rank and crowding.
+    pareto: Option<ParetoRanking>,
 }
 
 impl Population {
@@ -192,7 +212,45 @@ impl Population {
         bred.sort_unstable();
         let known = stored.len();
         let (by_loss, by_breeding) = (active.into_iter().collect(), bred.into_iter().collect());
-        Population { stored, records, by_loss, by_breeding, active_ids, known }
+        Population { stored, records, by_loss, by_breeding, active_ids, known, pareto: None }
+    }
+
+    /// Rank by several objectives, minimized after multiplying by `signs` (one per objective):
+    /// [`Population::iter_best`] and everything built on it then go by non-dominated rank, then
+    /// crowding distance (largest first), then identity; failed evaluations and those without
+    /// every objective come last, by identity. Fewer than two signs keep the loss order.
+    pub fn rank_by_objectives(mut self, signs: Vec<f64>) -> Self {
+        self.pareto = (signs.len() >= 2).then(|| ParetoRanking { signs, order: OnceCell::new() });
+        self
+    }
+
+    fn changed(&mut self) {
+        if let Some(p) = &mut self.pareto {
+            p.order.take();
+        }
+    }
+
+    /// The active identities best first by Pareto rank and crowding ([`Population::rank_by_objectives`]).
+    fn ranked<'s>(&'s self, p: &'s ParetoRanking) -> &'s [IndividualId] {
+        p.order.get_or_init(|| {
+            // Sorted first, so that ties fall to identities whatever order the events came in.
+            let mut ids = self.active_ids.clone();
+            ids.sort_unstable();
+            let (mut usable, mut points, mut last) = (Vec::new(), Vec::new(), Vec::new());
+            for id in ids {
+                match minimized(self.get(&id).expect("active individuals are stored"), &p.signs) {
+                    Some(point) => {
+                        usable.push(id);
+                        points.push(point);
+                    }
+                    None => last.push(id),
+                }
+            }
+            let refs: Vec<&[f64]> = points.iter().map(Vec::as_slice).collect();
+            let mut order: Vec<IndividualId> = pareto_order(&refs).into_iter().map(|k| usable[k]).collect();
+            order.extend(last);
+            order
+        })
     }
 
     /// Number of active individuals.
@@ -234,6 +292,7 @@ impl Population {
                 Arrival::Activated
             }
             (true, true) => {
+                self.changed();
                 // Same identity, newer step: the same evaluation, but keep the keys exact.
                 if let Some((old_loss, old_key)) = old {
                     self.by_loss.remove(&(LossKey(old_loss), id));
@@ -267,6 +326,7 @@ impl Population {
     }
 
     fn activate(&mut self, id: IndividualId, loss: f64, key: BreedKey) {
+        self.changed();
         let rec = self.records.get_mut(&id).expect("record exists");
         rec.active_slot = Some(self.active_ids.len());
         self.active_ids.push(id);
@@ -275,6 +335,7 @@ impl Population {
     }
 
     fn deactivate_slot(&mut self, id: IndividualId) {
+        self.changed();
         let rec = self.records.get_mut(&id).expect("record exists");
         let slot = rec.active_slot.take().expect("was active");
         let ind = &self.stored[rec.individual.expect("stored")];
@@ -296,9 +357,14 @@ impl Population {
         self.records.get(id).is_some_and(|r| r.active_slot.is_some())
     }
 
-    /// The active individuals from lowest to highest loss (ties broken by identity).
+    /// The active individuals from lowest to highest loss (ties broken by identity); with several
+    /// objectives, by Pareto rank and crowding ([`Population::rank_by_objectives`]).
     pub fn iter_best(&self) -> impl DoubleEndedIterator<Item = &Individual> + '_ {
-        self.by_loss.iter().map(|(_, id)| self.get(id).expect("indexed individual is stored"))
+        let stored = |id: &IndividualId| self.get(id).expect("indexed individual is stored");
+        match &self.pareto {
+            None => Either::Left(self.by_loss.iter().map(move |(_, id)| stored(id))),
+            Some(p) => Either::Right(self.ranked(p).iter().map(stored)),
+        }
     }
 
     /// The active individuals in breeding order ([`in_breeding_order`]), oldest first; reversed,
@@ -320,10 +386,7 @@ impl Population {
     /// individuals are all among the worst, or that has none active (never bred here, or all of
     /// them emigrated).
     pub fn best_of_worker(&self, worker: u32) -> Option<&Individual> {
-        self.by_loss
-            .iter()
-            .find(|(_, id)| id.worker == worker)
-            .map(|(_, id)| self.get(id).expect("indexed individual is stored"))
+        self.iter_best().find(|i| i.id.worker == worker)
     }
 
     /// The `k` active individuals with the highest loss, worst first.
@@ -413,6 +476,36 @@ mod tests {
         assert_eq!(p.best(1)[0].loss, 2.0);
         assert_eq!(p.active_len(), 4);
         assert_eq!(p.known_len(), 5);
+    }
+
+    /// With two objectives, "best" is the front first (ends, then by crowding), then the next
+    /// rank; failures come last; every insert and deactivation is seen by the next ranking.
+    #[test]
+    fn several_objectives_rank_by_front_and_crowding() {
+        let with = |generation: u64, objectives: &[f64]| {
+            let mut i = ind(0, generation, objectives[0], 0);
+            i.objectives = objectives.to_vec();
+            i
+        };
+        // Minimize the first, maximize the second: (1, 1) (2, 3) (3, 4) trade off; (2, 2) is behind.
+        let mut p = Population::new().rank_by_objectives(vec![1.0, -1.0]);
+        for (g, o) in [[2.0, 2.0], [1.0, 1.0], [3.0, 4.0], [2.0, 3.0]].iter().enumerate() {
+            p.insert(with(g as u64, o));
+        }
+        let mut failed = with(9, &[0.0, 9.0]);
+        failed.failure = Some("boom".into());
+        failed.objectives.clear();
+        p.insert(failed);
+        let order = |p: &Population| p.iter_best().map(|i| i.id.generation).collect::<Vec<_>>();
+        assert_eq!(order(&p), vec![1, 2, 3, 0, 9]);
+        assert_eq!(p.best(2).len(), 2);
+        assert_eq!(p.worst(1)[0].id.generation, 9);
+        // (2, 3) leaves: (2, 2) joins the front, in the middle.
+        p.deactivate(with(3, &[2.0, 3.0]).id, 0);
+        assert_eq!(order(&p), vec![1, 2, 0, 9]);
+        p.insert(with(5, &[0.5, 5.0]));
+        assert_eq!(order(&p), vec![5, 1, 2, 0, 9], "(0.5, 5) dominates all: the rest is rank 1");
+        assert_eq!(p.best_of_worker(0).unwrap().id.generation, 5);
     }
 
     #[test]

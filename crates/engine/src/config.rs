@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::journal::FsyncPolicy;
 use propulate_core::individual::Individual;
 use propulate_core::layout::IslandSpec;
+use propulate_core::objective::{Objective, check_objectives};
 use propulate_core::propagator::{
     DefaultPropagatorConfig, Propagator, PropagatorSpec, SelectMax, SelectMin, SelectUniform,
 };
@@ -85,6 +86,11 @@ pub struct RunConfig {
     /// another one (or a built-in one) is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom_propagator: Option<String>,
+    /// What the run optimizes, by name and direction, when it optimizes several things at once
+    /// (each evaluation then reports one value per objective); empty: one loss, minimized.
+    /// Recorded only when declared, so single-objective checkpoints keep their format.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objectives: Vec<Objective>,
     /// The run seed; each worker draws from its own stream of it.
     pub seed: u64,
     /// How many best individuals to report, globally and per island.
@@ -120,6 +126,7 @@ impl Default for RunConfig {
             immigration: Selection::Worst,
             propagator: None,
             custom_propagator: None,
+            objectives: Vec::new(),
             seed: 0,
             top_n: 1,
             checkpoint: None,
@@ -171,6 +178,28 @@ impl RunConfig {
         if self.top_n == 0 {
             return Err(Error::InvalidConfig("top-n must be at least 1".into()));
         }
+        check_objectives(&self.objectives)?;
+        if self.multi_objective()
+            && let Some(spec) = &self.propagator
+            && !PropagatorSpec::MULTI_OBJECTIVE.contains(&spec.name())
+        {
+            return Err(Error::InvalidConfig(format!(
+                "propagator {} models one loss and cannot breed on {} objectives; use one of: {}",
+                spec.name(),
+                self.objectives.len(),
+                PropagatorSpec::MULTI_OBJECTIVE.join(", ")
+            )));
+        }
         Ok(())
+    }
+
+    /// True when the run declares two or more objectives: islands rank by Pareto dominance.
+    pub fn multi_objective(&self) -> bool {
+        self.objectives.len() >= 2
+    }
+
+    /// The factors that make each declared objective one to minimize (1, or -1 if maximized).
+    pub fn objective_signs(&self) -> Vec<f64> {
+        propulate_core::objective::signs(&self.objectives)
     }
 }

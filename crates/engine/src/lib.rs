@@ -23,7 +23,7 @@ pub mod transport;
 
 pub use config::{RunConfig, Selection};
 pub use context::WorkerContext;
-pub use driver::LossResult;
+pub use driver::{LossError, LossResult, LossValue, ObjectivesResult};
 pub use error::{Error, Result};
 pub use observe::{Observer, ObserverMode};
 pub use optimizer::{MAX_LOCAL_RANKS, Optimizer};

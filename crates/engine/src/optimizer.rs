@@ -32,7 +32,7 @@ use std::sync::Arc;
 
 use crate::config::{CheckpointSettings, RunConfig, Selection};
 use crate::context::WorkerContext;
-use crate::driver::{self, LossResult};
+use crate::driver::{self, LossError, LossValue};
 use crate::error::{Error, Result};
 use crate::observe::{Observer, ObserverMode, Observers, ProgressLine, RankLog};
 use crate::result::RunResult;
@@ -40,6 +40,7 @@ use crate::transport::Communicator;
 use crate::transport::local::run_local;
 use propulate_core::early_stop::EarlyStopper;
 use propulate_core::individual::Params;
+use propulate_core::objective::Objective;
 
 use propulate_core::layout::IslandSpec;
 use propulate_core::propagator::{DefaultPropagatorConfig, Propagator, PropagatorSpec};
@@ -131,6 +132,13 @@ impl Optimizer {
         self.config.top_n = n;
         self
     }
+    /// Optimize several objectives at once, each by name and direction: the loss then returns one
+    /// value per objective, in this order (a `Vec<f64>` or an array), and the islands rank
+    /// evaluations by Pareto dominance. Works with the genetic propagator and random search.
+    pub fn objectives(mut self, objectives: Vec<Objective>) -> Self {
+        self.config.objectives = objectives;
+        self
+    }
     /// Print a progress line on rank 0 (installs a [`ProgressLine`] observer).
     pub fn progress(self, on: bool) -> Self {
         if on { self.observer(ObserverMode::Always, ProgressLine::default()) } else { self }
@@ -189,19 +197,22 @@ impl Optimizer {
 
     /// Run on `world` (collective: every rank calls it). Every rank gets the result; rank 0's
     /// also holds every trial.
-    pub fn run<F>(&self, world: &mut dyn Communicator, loss: F) -> Result<RunResult>
+    pub fn run<F, V>(&self, world: &mut dyn Communicator, mut loss: F) -> Result<RunResult>
     where
-        F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+        F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> std::result::Result<V, LossError>,
+        V: LossValue,
     {
         let (propagator, stopper) = (self.propagator.as_deref(), self.stopper.as_deref());
-        driver::run(world, &self.config, &self.space, propagator, stopper, &self.observers, loss)
+        let values = move |p: Params<'_>, c: &mut WorkerContext<'_>| loss(p, c).map(V::into_values);
+        driver::run(world, &self.config, &self.space, propagator, stopper, &self.observers, values)
     }
 
     /// Run with `ranks` in-process ranks (threads, at most [`MAX_LOCAL_RANKS`]), no MPI needed.
     /// Returns rank 0's result.
-    pub fn run_local<F>(&self, ranks: usize, loss: F) -> Result<RunResult>
+    pub fn run_local<F, V>(&self, ranks: usize, loss: F) -> Result<RunResult>
     where
-        F: Fn(Params<'_>, &mut WorkerContext<'_>) -> LossResult + Send + Sync + 'static,
+        F: Fn(Params<'_>, &mut WorkerContext<'_>) -> std::result::Result<V, LossError> + Send + Sync + 'static,
+        V: LossValue,
     {
         if ranks == 0 {
             return Err(Error::InvalidConfig("run_local needs at least one rank".into()));
@@ -218,7 +229,8 @@ impl Optimizer {
         let mut results = run_local(ranks, move |mut comm| {
             let loss = loss.clone();
             let (propagator, stopper) = (propagator.as_deref(), stopper.as_deref());
-            driver::run(&mut comm, &config, &space, propagator, stopper, &observers, move |p, c| loss(p, c))
+            let values = move |p: Params<'_>, c: &mut WorkerContext<'_>| loss(p, c).map(V::into_values);
+            driver::run(&mut comm, &config, &space, propagator, stopper, &observers, values)
         });
         for (rank, r) in results.iter().enumerate() {
             if r.is_err() {

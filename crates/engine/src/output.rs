@@ -11,12 +11,14 @@ use serde_json::{Map, Value as Json, json};
 use crate::error::{Error, Result};
 use crate::result::RunResult;
 use propulate_core::individual::Individual;
+use propulate_core::objective::Objective;
 use propulate_core::space::SearchSpace;
 
-/// An individual as a JSON object: loss, params (name to value), identity, failure, the metrics
-/// its loss recorded (if any), and the values it reported (`curve`, `[step, value]` pairs, and
-/// `pruned`) if it reported any.
-pub fn individual_json(space: &SearchSpace, ind: &Individual) -> Json {
+/// An individual as a JSON object: loss, params (name to value), identity, failure, its value of
+/// each of the run's `objectives` (name to value, when it has them), the metrics its loss recorded
+/// (if any), and the values it reported (`curve`, `[step, value]` pairs, and `pruned`) if it
+/// reported any.
+pub fn individual_json(space: &SearchSpace, objectives: &[Objective], ind: &Individual) -> Json {
     let params: Map<String, Json> =
         space.params().iter().enumerate().map(|(i, p)| (p.name.clone(), space.to_json(i, ind.values[i]))).collect();
     let mut j = json!({
@@ -28,6 +30,11 @@ pub fn individual_json(space: &SearchSpace, ind: &Individual) -> Json {
         "failure": ind.failure,
     });
     let object = j.as_object_mut().expect("object");
+    if !ind.objectives.is_empty() && ind.objectives.len() == objectives.len() {
+        let named: Map<String, Json> =
+            objectives.iter().zip(&ind.objectives).map(|(o, v)| (o.name.clone(), json!(v))).collect();
+        object.insert("objectives".into(), named.into());
+    }
     if !ind.metrics.is_empty() {
         object.insert("metrics".into(), json!(ind.metrics));
     }
@@ -68,13 +75,16 @@ pub fn check_output_dir(dir: &Path) -> Result<()> {
     fs::remove_file(&probe).map_err(|e| Error::io(&probe, e))
 }
 
-/// Write `best.json`, `trials.csv`, `trials.jsonl` and `report.html` into `dir` (created if missing).
+/// Write `best.json`, `trials.csv`, `trials.jsonl` and `report.html` into `dir` (created if
+/// missing), and with two or more objectives `front.csv`.
 /// `extra` adds run facts (function name, ranks, the settings of
 /// [`run_settings`](crate::report_html::run_settings), ...) to `best.json`; the report lists them.
 pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra: Map<String, Json>) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let objectives = &result.objectives;
+    let to_json = |i: &Individual| individual_json(space, objectives, i);
     let mut best = match result.best.first() {
-        Some(b) => individual_json(space, b),
+        Some(b) => to_json(b),
         None => json!({"loss": null, "params": {}}),
     };
     let report = crate::report_html::report_html(space, result, &extra);
@@ -88,10 +98,16 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
     obj.insert("consistent".into(), json!(result.consistent));
     obj.insert("emigrated".into(), json!(result.emigrated));
     obj.insert("active_per_island".into(), json!(result.active_per_island));
-    obj.insert("top".into(), result.best.iter().map(|i| individual_json(space, i)).collect());
-    let islands: Vec<Json> =
-        result.islands.iter().map(|top| top.iter().map(|i| individual_json(space, i)).collect()).collect();
+    obj.insert("top".into(), result.best.iter().map(to_json).collect());
+    let islands: Vec<Json> = result.islands.iter().map(|top| top.iter().map(to_json).collect()).collect();
     obj.insert("islands".into(), islands.into());
+    if result.objectives.len() >= 2 {
+        obj.insert("objectives".into(), json!(result.objectives));
+        obj.insert("front".into(), result.front.iter().map(to_json).collect());
+        let fronts: Vec<Json> = result.island_fronts.iter().map(|front| front.iter().map(to_json).collect()).collect();
+        obj.insert("island_fronts".into(), fronts.into());
+        write_atomically(&dir.join(FRONT_FILE), front_csv(space, objectives, &result.front).as_bytes())?;
+    }
     // The run's own results win: `islands` is each island's best here, the island count in `extra`.
     for (key, value) in extra {
         obj.entry(key).or_insert(value);
@@ -101,10 +117,10 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
 
     let mut trials = result.trials.clone();
     trials.sort_by_key(|i| (i.id.worker, i.id.generation));
-    write_atomically(&dir.join("trials.csv"), trials_csv(space, &trials).as_bytes())?;
+    write_atomically(&dir.join("trials.csv"), trials_csv(space, objectives, &trials).as_bytes())?;
     let mut jsonl = String::new();
     for t in &trials {
-        let mut j = individual_json(space, t);
+        let mut j = to_json(t);
         let o = j.as_object_mut().expect("object");
         o.insert("start".into(), json!(t.start_time().to_rfc3339()));
         o.insert("duration_s".into(), json!(t.duration_s));
@@ -125,20 +141,68 @@ fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
-/// One row per evaluation: identity, one column per parameter, loss, failure, start, duration, then
-/// one column per metric that any evaluation recorded (empty where one did not), then, when any
-/// evaluation reported intermediate values, `pruned` (`true` when an early stopper ended it) and
-/// `last_step` (the step of its last report: where it stopped, if pruned).
-pub fn trials_csv(space: &SearchSpace, trials: &[Individual]) -> String {
-    let metrics: std::collections::BTreeSet<&str> =
-        trials.iter().flat_map(|t| t.metrics.keys().map(String::as_str)).collect();
-    let curves = trials.iter().any(|t| t.curve.is_some());
+/// The name of the file that holds a multi-objective run's Pareto front.
+pub const FRONT_FILE: &str = "front.csv";
+
+/// `island,worker,generation`, one column per parameter and one per objective: the header of
+/// `front.csv`, and the start of `trials.csv`'s with `loss` between them.
+fn identity_and_params_header(space: &SearchSpace) -> String {
     let mut out = String::from("island,worker,generation");
     for p in space.params() {
         out.push(',');
         out.push_str(&csv_field(&p.name));
     }
-    out.push_str(",loss,failure,start,duration_s");
+    out
+}
+
+/// `t`'s identity and parameter values as the start of a CSV row.
+fn identity_and_params_row(space: &SearchSpace, t: &Individual) -> String {
+    let mut out = format!("{},{},{}", t.id.island, t.id.worker, t.id.generation);
+    for (i, v) in t.values.iter().enumerate() {
+        out.push(',');
+        out.push_str(&csv_field(&space.render(i, *v)));
+    }
+    out
+}
+
+/// `front.csv`: one row per individual of `front` (a run's non-dominated evaluations): identity
+/// (birth island, worker, generation), parameters, and one column per objective, named as
+/// declared, holding the value as reported (a maximized objective not negated).
+pub fn front_csv(space: &SearchSpace, objectives: &[Objective], front: &[Individual]) -> String {
+    let mut out = identity_and_params_header(space);
+    for o in objectives {
+        out.push(',');
+        out.push_str(&csv_field(&o.name));
+    }
+    out.push('\n');
+    for t in front {
+        out.push_str(&identity_and_params_row(space, t));
+        for v in &t.objectives {
+            let _ = write!(out, ",{v}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// One row per evaluation: identity, one column per parameter, loss, then (when the run declares
+/// objectives) one column per objective, named as declared, then failure, start, duration, then
+/// one column per metric that any evaluation recorded and that is not an objective (empty where
+/// one did not), then, when any evaluation reported intermediate values, `pruned` (`true` when an
+/// early stopper ended it) and `last_step` (the step of its last report: where it stopped, if
+/// pruned).
+pub fn trials_csv(space: &SearchSpace, objectives: &[Objective], trials: &[Individual]) -> String {
+    let is_objective = |m: &str| objectives.iter().any(|o| o.name == m);
+    let metrics: std::collections::BTreeSet<&str> =
+        trials.iter().flat_map(|t| t.metrics.keys().map(String::as_str)).filter(|m| !is_objective(m)).collect();
+    let curves = trials.iter().any(|t| t.curve.is_some());
+    let mut out = identity_and_params_header(space);
+    out.push_str(",loss");
+    for o in objectives {
+        out.push(',');
+        out.push_str(&csv_field(&o.name));
+    }
+    out.push_str(",failure,start,duration_s");
     for m in &metrics {
         out.push(',');
         out.push_str(&csv_field(m));
@@ -148,15 +212,18 @@ pub fn trials_csv(space: &SearchSpace, trials: &[Individual]) -> String {
     }
     out.push('\n');
     for t in trials {
-        let _ = write!(out, "{},{},{}", t.id.island, t.id.worker, t.id.generation);
-        for (i, v) in t.values.iter().enumerate() {
-            out.push(',');
-            out.push_str(&csv_field(&space.render(i, *v)));
-        }
+        out.push_str(&identity_and_params_row(space, t));
         let loss = if t.loss.is_finite() { format!("{}", t.loss) } else { "inf".into() };
+        let _ = write!(out, ",{loss}");
+        for k in 0..objectives.len() {
+            out.push(',');
+            if let Some(v) = t.objectives.get(k) {
+                let _ = write!(out, "{v}");
+            }
+        }
         let _ = write!(
             out,
-            ",{loss},{},{},{}",
+            ",{},{},{}",
             csv_field(t.failure.as_deref().unwrap_or("")),
             t.start_time().to_rfc3339(),
             t.duration_s
@@ -220,7 +287,9 @@ pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
         result.wall_s,
         if result.consistent { "yes" } else { "NO" }
     );
-    if let Some(b) = result.best.first() {
+    if result.objectives.len() >= 2 {
+        write_front_summary(&mut s, result);
+    } else if let Some(b) = result.best.first() {
         let _ = writeln!(
             s,
             "best loss {:.6e} (island {}, worker {}, generation {})",
@@ -228,6 +297,33 @@ pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
         );
     }
     s
+}
+
+/// The most front members the end-of-run table lists (front.csv has them all).
+const FRONT_SHOWN: usize = 12;
+
+/// The run's front in the end-of-run table: its size, then its members (evenly spread over it
+/// when it is long), one column per objective.
+fn write_front_summary(s: &mut String, result: &RunResult) {
+    let front = &result.front;
+    let names: Vec<String> = result.objectives.iter().map(|o| format!("{}({})", o.name, direction_word(o))).collect();
+    let _ = writeln!(s, "Pareto front: {} trials ({FRONT_FILE}); {}", front.len(), names.join(", "));
+    let shown: Vec<&Individual> = if front.len() <= FRONT_SHOWN {
+        front.iter().collect()
+    } else {
+        (0..FRONT_SHOWN).map(|k| &front[k * (front.len() - 1) / (FRONT_SHOWN - 1)]).collect()
+    };
+    for ind in shown {
+        let values: Vec<String> = ind.objectives.iter().map(|v| format!("{v:<12.6}")).collect();
+        let _ = writeln!(s, "  {}  {:<16}", values.join(" "), ind.id.to_string());
+    }
+}
+
+fn direction_word(o: &Objective) -> &'static str {
+    match o.direction {
+        propulate_core::objective::Direction::Min => "min",
+        propulate_core::objective::Direction::Max => "max",
+    }
 }
 
 #[cfg(test)]
@@ -241,7 +337,7 @@ mod tests {
             SearchSpace::builder().float("lr", 0.0, 1.0).categorical("act", &["re,lu", "tanh"]).build().unwrap();
         let mut i = Individual::new(vec![Value::Float(0.5), Value::Cat(0)]);
         i.failure = Some("the loss returned an error: \"boom\"".into());
-        let csv = trials_csv(&space, &[i]);
+        let csv = trials_csv(&space, &[], &[i]);
         let mut lines = csv.lines();
         assert_eq!(lines.next().unwrap(), "island,worker,generation,lr,act,loss,failure,start,duration_s");
         let row = lines.next().unwrap();
@@ -257,15 +353,15 @@ mod tests {
         let mut finished = Individual::new(vec![Value::Float(0.25)]);
         finished.curve = Some(Curve { points: vec![(0, 1.0), (5, 0.5)], pruned: false });
         let silent = Individual::new(vec![Value::Float(0.75)]);
-        let csv = trials_csv(&space, &[pruned.clone(), finished, silent.clone()]);
+        let csv = trials_csv(&space, &[], &[pruned.clone(), finished, silent.clone()]);
         let lines: Vec<&str> = csv.lines().collect();
         assert!(lines[0].ends_with(",duration_s,pruned,last_step"), "{}", lines[0]);
         assert!(lines[1].ends_with(",true,1") && lines[2].ends_with(",false,5"), "{csv}");
         assert!(lines[3].ends_with(",false,"), "{}", lines[3]);
-        assert_eq!(individual_json(&space, &pruned)["curve"], json!([[0, 2.3], [1, 2.2]]));
-        assert_eq!(individual_json(&space, &pruned)["pruned"], json!(true));
-        assert!(individual_json(&space, &silent).get("curve").is_none());
-        assert!(!trials_csv(&space, &[silent]).contains("pruned"), "no columns when nothing reported");
+        assert_eq!(individual_json(&space, &[], &pruned)["curve"], json!([[0, 2.3], [1, 2.2]]));
+        assert_eq!(individual_json(&space, &[], &pruned)["pruned"], json!(true));
+        assert!(individual_json(&space, &[], &silent).get("curve").is_none());
+        assert!(!trials_csv(&space, &[], &[silent]).contains("pruned"), "no columns when nothing reported");
     }
 
     #[test]
@@ -275,11 +371,35 @@ mod tests {
         a.metrics.insert("accuracy".into(), 0.875);
         a.metrics.insert("epochs".into(), 7.0);
         let b = Individual::new(vec![Value::Float(0.25)]);
-        let csv = trials_csv(&space, &[a.clone(), b]);
+        let csv = trials_csv(&space, &[], &[a.clone(), b]);
         let lines: Vec<&str> = csv.lines().collect();
         assert!(lines[0].ends_with(",loss,failure,start,duration_s,accuracy,epochs"), "{}", lines[0]);
         assert!(lines[1].ends_with(",0.875,7"), "{}", lines[1]);
         assert!(lines[2].ends_with(",,"), "{}", lines[2]);
-        assert_eq!(individual_json(&space, &a)["metrics"]["accuracy"], json!(0.875));
+        assert_eq!(individual_json(&space, &[], &a)["metrics"]["accuracy"], json!(0.875));
+    }
+
+    #[test]
+    fn objectives_get_named_columns_and_a_front_file() {
+        let space = SearchSpace::builder().float("lr", 0.0, 1.0).build().unwrap();
+        let objectives = vec![Objective::min("val_loss"), Objective::max("accuracy")];
+        let mut a = Individual::new(vec![Value::Float(0.5)]);
+        a.objectives = vec![0.25, 0.875];
+        a.loss = 0.25;
+        a.metrics.insert("accuracy".into(), 0.875); // also a metric: one column, not two
+        a.metrics.insert("epochs".into(), 3.0);
+        let mut failed = Individual::new(vec![Value::Float(0.25)]);
+        failed.failure = Some("boom".into());
+        let csv = trials_csv(&space, &objectives, &[a.clone(), failed]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "island,worker,generation,lr,loss,val_loss,accuracy,failure,start,duration_s,epochs");
+        assert!(lines[1].starts_with("0,0,0,0.5,0.25,0.25,0.875,,"), "{}", lines[1]);
+        assert!(lines[2].starts_with("0,0,0,0.25,inf,,,boom,"), "{}", lines[2]);
+        let front = front_csv(&space, &objectives, &[a.clone()]);
+        assert_eq!(front, "island,worker,generation,lr,val_loss,accuracy\n0,0,0,0.5,0.25,0.875\n");
+        assert_eq!(
+            individual_json(&space, &objectives, &a)["objectives"],
+            json!({"val_loss": 0.25, "accuracy": 0.875})
+        );
     }
 }

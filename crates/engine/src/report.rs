@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::journal::{Replay, island_populations, read_checkpoint};
-use crate::result::{RunResult, Tally};
+use crate::result::{IslandView, RunResult, Tally};
 
 /// Read the checkpoint in `dir`; an error if there is none.
 pub fn load(dir: &Path) -> Result<Replay> {
@@ -16,7 +16,9 @@ pub fn load(dir: &Path) -> Result<Replay> {
 
 /// The run's results as recorded: every evaluation, each island's rebuilt population.
 pub fn result_of(replay: &Replay, top_n: usize) -> RunResult {
-    let islands = island_populations(replay).iter().map(|pop| (pop.best(top_n), pop.active_len())).collect();
+    let config = &replay.manifest.config;
+    let signs = config.objective_signs();
+    let islands = island_populations(replay).iter().map(|pop| IslandView::of(pop, top_n, &signs)).collect();
     let trials: Vec<_> = replay.workers.iter().flat_map(|j| j.evaluated.iter().cloned()).collect();
     let tally = Tally {
         evaluations: trials.len() as u64,
@@ -25,7 +27,7 @@ pub fn result_of(replay: &Replay, top_n: usize) -> RunResult {
         resumed: 0,
     };
     let wall_s = trials.iter().map(|t| t.duration_s).sum::<f64>() / replay.layout.workers().max(1) as f64;
-    RunResult::aggregate(islands, tally, top_n, true, wall_s, trials)
+    RunResult::aggregate(islands, tally, top_n, true, wall_s, trials, &config.objectives)
 }
 
 /// Per-worker progress: generations evaluated, in flight, finished cleanly or not.

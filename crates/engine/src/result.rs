@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use propulate_core::front::pareto_front;
 use propulate_core::individual::Individual;
+use propulate_core::objective::{Objective, signs};
 
 /// What a run returns on every rank.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -28,6 +30,17 @@ pub struct RunResult {
     pub emigrated: u64,
     /// Evaluations that were already in the checkpoint when this run started.
     pub resumed: u64,
+    /// The objectives the run declared (empty: one loss).
+    #[serde(default)]
+    pub objectives: Vec<Objective>,
+    /// With two or more objectives, the run's Pareto front: the non-dominated evaluations, by the
+    /// first objective. On world rank 0 from every evaluation; elsewhere from the islands' fronts.
+    #[serde(default)]
+    pub front: Vec<Individual>,
+    /// With two or more objectives, each island's front: the non-dominated individuals of its
+    /// final active population.
+    #[serde(default)]
+    pub island_fronts: Vec<Vec<Individual>>,
 }
 
 impl RunResult {
@@ -47,18 +60,37 @@ pub(crate) struct Tally {
 }
 
 impl RunResult {
-    /// The result from each island's best individuals and active count (in island order), the
-    /// totals, and every trial (rank 0's list; empty elsewhere).
+    /// The result from each island's view (in island order), the totals, and every trial (rank
+    /// 0's list; empty elsewhere).
     pub(crate) fn aggregate(
-        islands: Vec<(Vec<Individual>, usize)>,
+        views: Vec<IslandView>,
         tally: Tally,
         top_n: usize,
         consistent: bool,
         wall_s: f64,
         trials: Vec<Individual>,
+        objectives: &[Objective],
     ) -> RunResult {
-        let (islands, active_per_island): (Vec<_>, Vec<_>) = islands.into_iter().unzip();
+        let signs = signs(objectives);
+        let front = match signs.len() {
+            0 | 1 => Vec::new(),
+            _ if trials.is_empty() => pareto_front(views.iter().flat_map(|v| &v.front), &signs),
+            _ => pareto_front(&trials, &signs),
+        };
+        let mut islands = Vec::with_capacity(views.len());
+        let mut active_per_island = Vec::with_capacity(views.len());
+        let mut island_fronts = Vec::new();
+        for view in views {
+            islands.push(view.top);
+            active_per_island.push(view.active);
+            if signs.len() >= 2 {
+                island_fronts.push(view.front);
+            }
+        }
         RunResult {
+            objectives: objectives.to_vec(),
+            front,
+            island_fronts,
             best: global_best(&islands, top_n),
             islands,
             trials,
@@ -70,6 +102,22 @@ impl RunResult {
             emigrated: tally.emigrated,
             resumed: tally.resumed,
         }
+    }
+}
+
+/// What the result takes from one island: its best individuals, how many are active, its front.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct IslandView {
+    pub top: Vec<Individual>,
+    pub active: usize,
+    pub front: Vec<Individual>,
+}
+
+impl IslandView {
+    /// The view of `population` (its front only with two or more `signs`).
+    pub fn of(population: &propulate_core::population::Population, top_n: usize, signs: &[f64]) -> IslandView {
+        let front = if signs.len() >= 2 { pareto_front(population.iter_best(), signs) } else { Vec::new() };
+        IslandView { top: population.best(top_n), active: population.active_len(), front }
     }
 }
 

@@ -173,10 +173,10 @@ fn read_everything(dir: &Path, scratch: &Path, reshape_too: bool) -> Result<(), 
     let result = report::result_of(&replay, 3);
     report::progress_table(&replay);
     output::summary_table(space, &result);
-    output::trials_csv(space, &result.trials);
+    output::trials_csv(space, &result.objectives, &result.trials);
     report_html::report_html(space, &result, &Default::default());
     for ind in result.trials.iter().chain(&result.best) {
-        output::individual_json(space, ind);
+        output::individual_json(space, &result.objectives, ind);
     }
     if !reshape_too {
         return Ok(());

@@ -10,8 +10,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Cmaes, CmaesConfig, CovarianceUpdate, DefaultPropagatorConfig, Gp, GpConfig, NelderMead, NelderMeadConfig,
-    Propagator, Pso, PsoConfig, PsoVariant, Tpe, TpeConfig, default_propagator,
+    Cmaes, CmaesConfig, CovarianceUpdate, DefaultPropagatorConfig, Gp, GpConfig, InitUniform, NelderMead,
+    NelderMeadConfig, Propagator, Pso, PsoConfig, PsoVariant, Tpe, TpeConfig, default_propagator,
 };
 use crate::error::{Error, Result};
 use crate::space::SearchSpace;
@@ -40,12 +40,29 @@ pub enum PropagatorSpec {
     Tpe(TpeConfig),
     /// Gaussian-process Bayesian optimization (expected improvement).
     Gp(GpConfig),
+    /// Random search: every individual drawn uniformly from the space.
+    Random {},
 }
 
 impl PropagatorSpec {
     /// Every name, as `"name"` in JSON and as the CLI's `--propagator` takes it.
-    pub const NAMES: [&'static str; 10] =
-        ["ga", "pso", "pso-clamping", "pso-constriction", "pso-canonical", "cmaes", "cmaes-basic", "nm", "tpe", "gp"];
+    pub const NAMES: [&'static str; 11] = [
+        "ga",
+        "pso",
+        "pso-clamping",
+        "pso-constriction",
+        "pso-canonical",
+        "cmaes",
+        "cmaes-basic",
+        "nm",
+        "tpe",
+        "gp",
+        "random",
+    ];
+
+    /// The names of the propagators that breed on several objectives (by Pareto rank and
+    /// crowding): the genetic one and random search. The others model one loss.
+    pub const MULTI_OBJECTIVE: [&'static str; 2] = ["ga", "random"];
 
     /// The propagator named `name` with its default settings for a run of `workers` workers (the
     /// genetic propagator's pool grows with them; the others do not depend on it). An unknown
@@ -64,6 +81,7 @@ impl PropagatorSpec {
             "nm" => PropagatorSpec::Nm(NelderMeadConfig::default()),
             "tpe" => PropagatorSpec::Tpe(TpeConfig::default()),
             "gp" => PropagatorSpec::Gp(GpConfig::default()),
+            "random" => PropagatorSpec::Random {},
             other => {
                 return Err(Error::InvalidConfig(format!(
                     "unknown propagator '{other}'; valid: {}",
@@ -86,6 +104,7 @@ impl PropagatorSpec {
             PropagatorSpec::Nm(_) => "nm",
             PropagatorSpec::Tpe(_) => "tpe",
             PropagatorSpec::Gp(_) => "gp",
+            PropagatorSpec::Random {} => "random",
         }
     }
 
@@ -129,6 +148,7 @@ impl PropagatorSpec {
             PropagatorSpec::Nm(config) => Box::new(NelderMead::new(space, config.clone())?),
             PropagatorSpec::Tpe(config) => Box::new(Tpe::new(space, config.clone())?),
             PropagatorSpec::Gp(config) => Box::new(Gp::new(space, config.clone())?),
+            PropagatorSpec::Random {} => Box::new(InitUniform::fresh()),
         })
     }
 

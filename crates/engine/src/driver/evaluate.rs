@@ -10,15 +10,53 @@ use crate::error::Result;
 use crate::panic_message::panic_message;
 use crate::transport::Communicator;
 use propulate_core::individual::{Individual, Params};
+use propulate_core::objective::Objective;
 use propulate_core::space::SearchSpace;
 
-/// What a loss closure returns: a loss, or an error that marks the evaluation as failed.
-pub type LossResult = std::result::Result<f64, Box<dyn std::error::Error + Send + Sync>>;
+/// An error a loss returns: the evaluation is recorded as failed, with its message.
+pub type LossError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Evaluate `ind` in place: sets `loss`, `failure`, `start_us` and `duration_s`.
-pub(crate) fn evaluate<F>(loss: &mut F, space: &SearchSpace, ind: &mut Individual, ctx: &mut WorkerContext<'_>)
-where
-    F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+/// What a loss closure returns: a loss, or an error that marks the evaluation as failed.
+pub type LossResult = std::result::Result<f64, LossError>;
+
+/// What a loss closure of a run with several objectives returns: one value per declared objective
+/// (as reported: a maximized one is not negated), or an error.
+pub type ObjectivesResult = std::result::Result<Vec<f64>, LossError>;
+
+/// What a loss closure may return: one loss, or one value per declared objective.
+pub trait LossValue {
+    /// The values, in order.
+    fn into_values(self) -> Vec<f64>;
+}
+
+impl LossValue for f64 {
+    fn into_values(self) -> Vec<f64> {
+        vec![self]
+    }
+}
+
+impl LossValue for Vec<f64> {
+    fn into_values(self) -> Vec<f64> {
+        self
+    }
+}
+
+impl<const N: usize> LossValue for [f64; N] {
+    fn into_values(self) -> Vec<f64> {
+        self.to_vec()
+    }
+}
+
+/// Evaluate `ind` in place: sets `loss` (and `objectives` when the run declares some), `failure`,
+/// `start_us` and `duration_s`.
+pub(crate) fn evaluate<F>(
+    loss: &mut F,
+    space: &SearchSpace,
+    objectives: &[Objective],
+    ind: &mut Individual,
+    ctx: &mut WorkerContext<'_>,
+) where
+    F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> ObjectivesResult,
 {
     ind.start_us = chrono::Utc::now().timestamp_micros();
     let t0 = Instant::now();
@@ -28,19 +66,52 @@ where
     let curve = std::mem::take(&mut ctx.reports.curve);
     ind.curve = (curve.pruned || !curve.points.is_empty()).then_some(curve);
     let failure = match outcome {
-        Ok(Ok(x)) if x.is_nan() => Some("the loss is NaN".to_string()),
-        Ok(Ok(x)) if x == f64::NEG_INFINITY => Some("the loss is -inf".to_string()),
-        Ok(Ok(x)) => {
-            ind.loss = x;
-            None
-        }
+        Ok(Ok(values)) => record_values(ind, objectives, values).err(),
         Ok(Err(e)) => Some(format!("the loss returned an error: {e}")),
         Err(panic) => Some(format!("the loss panicked: {}", panic_message(panic.as_ref()))),
     };
     if failure.is_some() {
         ind.loss = f64::INFINITY;
+        ind.objectives.clear();
     }
     ind.failure = failure;
+}
+
+/// Set the loss (and objectives) from what the loss returned, or say why the values cannot be
+/// recorded: the wrong number of them, a NaN, an infinite objective, a loss of -inf.
+fn record_values(ind: &mut Individual, objectives: &[Objective], values: Vec<f64>) -> Result<(), String> {
+    let names = || objectives.iter().map(|o| o.name.as_str()).collect::<Vec<_>>().join(", ");
+    match (objectives.len(), values.len()) {
+        (0, 1) => {}
+        (0, n) => {
+            return Err(format!(
+                "the loss returned {n} values, but the run declares no objectives: return one loss, or \
+                 declare one objective per value"
+            ));
+        }
+        (declared, n) if declared != n => {
+            return Err(format!("the loss returned {n} values for the {declared} objectives {}", names()));
+        }
+        _ => {}
+    }
+    if objectives.is_empty() {
+        let x = values[0];
+        if x.is_nan() {
+            return Err("the loss is NaN".into());
+        }
+        if x == f64::NEG_INFINITY {
+            return Err("the loss is -inf".into());
+        }
+        ind.loss = x;
+        return Ok(());
+    }
+    // A value of a front must be a number: an infinite one could not be recorded in the journal.
+    if let Some((o, v)) = objectives.iter().zip(&values).find(|(_, v)| !v.is_finite()) {
+        return Err(format!("objective '{}' is {v}", o.name));
+    }
+    ind.loss = values[0] * objectives[0].sign();
+    ind.objectives = values;
+    Ok(())
 }
 
 /// After a multi-rank evaluation, every rank of the worker learns whether any rank failed. A loss
@@ -54,6 +125,7 @@ pub(crate) fn agree_on_failure(worker_comm: &mut dyn Communicator, ind: &mut Ind
                 ind.failure = Some(format!("rank {rank} of the worker: {reason}"));
             }
             ind.loss = f64::INFINITY;
+            ind.objectives.clear();
             break;
         }
     }

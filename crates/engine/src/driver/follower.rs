@@ -4,7 +4,7 @@
 use propulate_core::individual::{Individual, Params};
 
 use super::Run;
-use super::evaluate::{LossResult, agree_on_failure, evaluate};
+use super::evaluate::{ObjectivesResult, agree_on_failure, evaluate};
 use super::message::decode;
 use crate::context::WorkerContext;
 use crate::error::Result;
@@ -19,7 +19,7 @@ pub(crate) fn follow<F>(
     observers: &mut RankObservers<'_>,
 ) -> Result<RunResult>
 where
-    F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+    F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> ObjectivesResult,
 {
     let mut evaluations = 0u64;
     loop {
@@ -27,7 +27,7 @@ where
         wc.broadcast(0, &mut bytes)?;
         let Some(mut ind) = decode::<Option<Individual>>(&bytes, 0)? else { break };
         let mut ctx = run.worker_context(&ind, Some(&mut *wc));
-        evaluate(loss, run.space, &mut ind, &mut ctx);
+        evaluate(loss, run.space, &run.cfg.objectives, &mut ind, &mut ctx);
         if let Some(reason) = &ind.failure {
             observers.emit(&Event::Failed { generation: ind.id.generation, reason });
         }

@@ -12,7 +12,7 @@ mod root;
 mod summary;
 mod termination;
 
-pub use evaluate::LossResult;
+pub use evaluate::{LossError, LossResult, LossValue, ObjectivesResult};
 
 use std::time::Instant;
 
@@ -77,11 +77,17 @@ pub(crate) fn run<F>(
     mut loss: F,
 ) -> Result<RunResult>
 where
-    F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+    F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> ObjectivesResult,
 {
     cfg.validate()?;
     if let Some(s) = stopper {
         s.validate()?;
+        if cfg.multi_objective() {
+            return Err(crate::error::Error::InvalidConfig(format!(
+                "early stopping compares one loss; this run declares {} objectives: run without a stopper",
+                cfg.objectives.len()
+            )));
+        }
     }
     let layout = Layout::new(world.size(), cfg.ranks_per_worker, &cfg.islands)?;
     Topology::new(&cfg.topology, layout.islands())?;

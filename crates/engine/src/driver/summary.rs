@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::RunConfig;
 use crate::error::Result;
-use crate::result::{RunResult, Tally};
+use crate::result::{IslandView, RunResult, Tally};
 use crate::transport::Communicator;
 use propulate_core::individual::{Individual, IndividualId};
 use propulate_core::layout::Layout;
@@ -16,8 +17,7 @@ use super::message::{TAG_TRIALS, decode, encode};
 struct RootReport {
     island: usize,
     active_fingerprint: u64,
-    active_len: usize,
-    top: Vec<Individual>,
+    view: IslandView,
     evaluations: u64,
     failed: u64,
     emigrated: u64,
@@ -49,16 +49,16 @@ pub(crate) struct RootOutcome<'a> {
 pub(crate) fn summarize(
     roots: &mut dyn Communicator,
     layout: &Layout,
-    top_n: usize,
+    cfg: &RunConfig,
     outcome: RootOutcome<'_>,
 ) -> Result<RunResult> {
+    let top_n = cfg.top_n;
     let RootOutcome { island, population, evaluated, emigrated, resumed, wall_s } = outcome;
     let ids = population.active_ids_sorted();
     let report = RootReport {
         island,
         active_fingerprint: fingerprint(&ids),
-        active_len: ids.len(),
-        top: population.best(top_n),
+        view: IslandView::of(population, top_n, &cfg.objective_signs()),
         evaluations: evaluated.len() as u64,
         failed: evaluated.iter().filter(|i| i.failure.is_some()).count() as u64,
         emigrated,
@@ -71,9 +71,9 @@ pub(crate) fn summarize(
     for i in 0..layout.islands() {
         let first = &reports[layout.island_workers(i).start];
         consistent &= layout.island_workers(i).all(|w| {
-            reports[w].active_fingerprint == first.active_fingerprint && reports[w].active_len == first.active_len
+            reports[w].active_fingerprint == first.active_fingerprint && reports[w].view.active == first.view.active
         });
-        islands.push((first.top.clone(), first.active_len));
+        islands.push(first.view.clone());
     }
     let tally = Tally {
         evaluations: reports.iter().map(|r| r.evaluations).sum(),
@@ -102,5 +102,5 @@ pub(crate) fn summarize(
         }
         roots.wait_sends()?;
     }
-    Ok(RunResult::aggregate(islands, tally, top_n, consistent, wall_s, trials))
+    Ok(RunResult::aggregate(islands, tally, top_n, consistent, wall_s, trials, &cfg.objectives))
 }

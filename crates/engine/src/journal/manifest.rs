@@ -261,6 +261,13 @@ impl Manifest {
             d.push(format!("seed: checkpoint has {}, this run has {}", self.config.seed, config.seed));
         }
         d.extend(propagator_differences(&self.config, config));
+        if self.config.objectives != config.objectives {
+            d.push(format!(
+                "objectives: checkpoint has {}, this run has {}",
+                describe_objectives(&self.config.objectives),
+                describe_objectives(&config.objectives)
+            ));
+        }
         if self.config.pollination != config.pollination {
             d.push(format!(
                 "pollination: checkpoint has {}, this run has {}",
@@ -324,6 +331,15 @@ fn read_bounded(path: &Path) -> Result<String> {
             e.utf8_error().valid_up_to()
         ))
     })
+}
+
+fn describe_objectives(list: &[propulate_core::Objective]) -> String {
+    if list.is_empty() {
+        return "one loss".into();
+    }
+    let named: Vec<String> =
+        list.iter().map(|o| format!("{}:{}", o.name, serde_json::to_value(o.direction).expect("a name"))).collect();
+    named.join(",").replace('"', "")
 }
 
 fn describe_space(s: &SearchSpace) -> String {

@@ -106,7 +106,8 @@ pub fn read_checkpoint(dir: &Path) -> Result<Option<Replay>> {
     let mut warnings = Vec::new();
     for ((worker, _), path) in &segments {
         let journal = workers.get_mut(*worker).ok_or_else(|| missing_worker(path, *worker, &layout))?;
-        let rules = RecordRules::new(&manifest.space, &layout, manifest.generation_offset, *worker);
+        let rules = RecordRules::new(&manifest.space, &layout, manifest.generation_offset, *worker)
+            .with_objectives(manifest.config.objectives.len());
         read_segment(path, &rules, journal, &mut warnings)?;
     }
     for w in &mut workers {
@@ -187,7 +188,8 @@ pub fn read_worker_journal(dir: &Path, worker: usize) -> Result<(Manifest, Worke
     if worker >= layout.workers() {
         return Err(missing_worker(&dir.join(super::segment_name(worker, 0)), worker, &layout));
     }
-    let rules = RecordRules::new(&manifest.space, &layout, manifest.generation_offset, worker);
+    let rules = RecordRules::new(&manifest.space, &layout, manifest.generation_offset, worker)
+        .with_objectives(manifest.config.objectives.len());
     let mut journal = WorkerJournal::default();
     let mut warnings = Vec::new();
     for ((w, _), path) in &segments {
@@ -301,7 +303,7 @@ fn parse_event(line: &[u8]) -> serde_json::Result<Event> {
 /// been delivered: its workers' evaluations, the migrants sent to it and the individuals seeded into
 /// it, minus its deactivations.
 pub fn island_population(replay: &Replay, island: usize) -> Population {
-    let mut pop = Population::new();
+    let mut pop = Population::new().rank_by_objectives(replay.manifest.config.objective_signs());
     for w in replay.layout.island_workers(island) {
         for ind in &replay.workers[w].evaluated {
             pop.insert(ind.clone());
@@ -329,7 +331,8 @@ pub fn island_population(replay: &Replay, island: usize) -> Population {
 /// islands would otherwise re-scan every worker's migrants once per island).
 pub fn island_populations(replay: &Replay) -> Vec<Population> {
     let layout = &replay.layout;
-    let mut pops = vec![Population::new(); layout.islands()];
+    let mut pops =
+        vec![Population::new().rank_by_objectives(replay.manifest.config.objective_signs()); layout.islands()];
     for (w, j) in replay.workers.iter().enumerate() {
         let pop = &mut pops[layout.island_of_worker(w)];
         for ind in &j.evaluated {

@@ -29,6 +29,9 @@ pub fn reshape(
     if old.manifest.space != *space {
         problems.push("the search space differs".to_string());
     }
+    if old.manifest.config.objectives != cfg.objectives {
+        problems.push("the objectives differ".to_string());
+    }
     for (key, value) in &old.manifest.extra {
         if let Some(new) = extra.get(key)
             && new != value

@@ -25,13 +25,20 @@ pub(super) struct RecordRules<'a> {
     /// The journal's worker (checked by the caller to exist in `layout`).
     pub worker: usize,
     island: usize,
+    /// How many objectives the manifest declares (0: one loss).
+    pub objectives: usize,
 }
 
 impl<'a> RecordRules<'a> {
     /// The rules for the journal of `worker`, which must be a worker of `layout`.
     pub fn new(space: &'a SearchSpace, layout: &'a Layout, generation_offset: u64, worker: usize) -> Self {
         debug_assert!(worker < layout.workers());
-        RecordRules { space, layout, generation_offset, worker, island: layout.island_of_worker(worker) }
+        RecordRules { space, layout, generation_offset, worker, island: layout.island_of_worker(worker), objectives: 0 }
+    }
+
+    /// These rules for a run that declares `objectives` objectives.
+    pub fn with_objectives(self, objectives: usize) -> Self {
+        RecordRules { objectives, ..self }
     }
 
     /// Check one record; the error says what is wrong (the caller adds the file and offset).
@@ -112,6 +119,19 @@ impl<'a> RecordRules<'a> {
         // `+inf` (null in JSON) is a failed or unevaluated individual; NaN and -inf are never recorded.
         if ind.loss.is_nan() || ind.loss == f64::NEG_INFINITY {
             return Err(format!("individual {id}: loss is {}; a failed evaluation is recorded as null", ind.loss));
+        }
+        // A successful evaluation holds every declared objective (none in a single-objective run);
+        // a failed one, none.
+        let expected = if ind.failure.is_some() { 0 } else { self.objectives };
+        if ind.objectives.len() != expected || ind.objectives.iter().any(|v| !v.is_finite()) {
+            return Err(format!(
+                "individual {id}: {} objective values {:?}, but the manifest declares {} objectives and a {} \
+                 evaluation records {expected} finite ones",
+                ind.objectives.len(),
+                ind.objectives,
+                self.objectives,
+                if ind.failure.is_some() { "failed" } else { "successful" }
+            ));
         }
         let size = self.layout.island_sizes()[home];
         if ind.responsible_worker as usize >= size {

@@ -188,6 +188,7 @@ mod tests {
             active_per_island: vec![1, 0],
             emigrated: 0,
             resumed: 0,
+            ..RunResult::default()
         };
         let mut settings = Map::new();
         settings.insert("islands".into(), json!(2));

@@ -115,6 +115,7 @@ mod tests {
             active_per_island: vec![0],
             emigrated: 0,
             resumed: 0,
+            ..RunResult::default()
         };
         let page = report_html(&space, &result, &Map::new());
         assert!(page.starts_with("<!doctype html>"));

@@ -24,7 +24,7 @@ use propulate_core::rng::{PropRng, message_rng, worker_rng};
 use propulate_core::topology::Topology;
 
 use super::Run;
-use super::evaluate::{LossResult, agree_on_failure, evaluate};
+use super::evaluate::{ObjectivesResult, agree_on_failure, evaluate};
 use super::resume::Resumed;
 use super::summary::{RootOutcome, summarize};
 use super::termination::{MessageCounts, drain_to_quiescence};
@@ -80,6 +80,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             }
             None => (Population::new(), Vec::new(), 0),
         };
+        let population = population.rank_by_objectives(cfg.objective_signs());
         let failed = evaluated.iter().filter(|i| i.failure.is_some()).count() as u64;
         let journal = match &cfg.checkpoint {
             Some(ck) => Some(JournalWriter::create(&ck.dir, worker, ck.fsync)?),
@@ -119,7 +120,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         loss: &mut F,
     ) -> Result<RunResult>
     where
-        F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+        F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> ObjectivesResult,
     {
         if self.resumed > 0 {
             self.observers.emit(&Event::Resumed { evaluations: self.resumed });
@@ -141,7 +142,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             resumed: self.resumed,
             wall_s: self.run.start.elapsed().as_secs_f64(),
         };
-        let result = summarize(roots, &self.run.layout, self.run.cfg.top_n, outcome)?;
+        let result = summarize(roots, &self.run.layout, self.run.cfg, outcome)?;
         if let Some(wc) = worker_comm {
             super::release_followers(wc, &result)?;
         }
@@ -158,7 +159,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         loss: &mut F,
     ) -> Result<()>
     where
-        F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> LossResult,
+        F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> ObjectivesResult,
     {
         // Each generation draws from its own block of the worker's stream, so a resumed worker
         // continues exactly where the interrupted one was, without saving generator state.
@@ -179,7 +180,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         if run.stopper.is_some_and(|s| s.hears_running()) {
             ctx.peers = Some(&mut link);
         }
-        evaluate(loss, run.space, &mut ind, &mut ctx);
+        evaluate(loss, run.space, &run.cfg.objectives, &mut ind, &mut ctx);
         drop(ctx);
         if let Some(wc) = reborrow(&mut worker_comm) {
             agree_on_failure(wc, &mut ind)?;
