@@ -373,6 +373,12 @@ impl Population {
         self.by_breeding.iter().map(|key| self.get(&id_of(key)).expect("indexed individual is stored"))
     }
 
+    /// The lowest loss among the active individuals, whatever the ranking (with several
+    /// objectives, the first one's best): O(log n), where the Pareto order is computed anew.
+    pub fn lowest_loss(&self) -> Option<f64> {
+        self.by_loss.first().map(|(loss, _)| loss.0)
+    }
+
     /// The `k` active individuals with the lowest loss, best first.
     pub fn best(&self, k: usize) -> Vec<Individual> {
         self.iter_best().take(k).cloned().collect()

@@ -219,8 +219,9 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         Ok(())
     }
 
+    /// The island's lowest loss (with several objectives, the first one's), for the observers.
     fn island_best(&self) -> Option<f64> {
-        self.population.iter_best().next().map(|i| i.loss)
+        self.population.lowest_loss()
     }
 
     /// Where this worker stands, for the observers.
