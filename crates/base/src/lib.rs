@@ -36,10 +36,16 @@
 //! ```
 #![warn(missing_docs)]
 
-pub use propulate_core::{Individual, IndividualId, IslandSpec, Params, SearchSpace, TopologySpec, Value};
-pub use propulate_core::{early_stop, functions, individual, layout, population, propagator, rng, space, topology};
+pub use propulate_core::{
+    Direction, Individual, IndividualId, IslandSpec, Objective, Params, SearchSpace, TopologySpec, Value,
+};
+pub use propulate_core::{
+    early_stop, front, functions, individual, layout, multi_functions, objective, pareto, population, propagator, rng,
+    space, topology,
+};
 pub use propulate_engine::{
-    Error, LossResult, Observer, ObserverMode, Optimizer, Result, RunConfig, RunResult, Selection, WorkerContext,
+    Error, LossError, LossResult, LossValue, ObjectivesResult, Observer, ObserverMode, Optimizer, Result, RunConfig,
+    RunResult, Selection, WorkerContext,
 };
 pub use propulate_engine::{
     config, context, journal, launcher, observe, optimizer, optuna_journal, output, report, report_html, result,

@@ -84,9 +84,15 @@ pub struct ReportArgs {
 pub struct RunArgs {
     /// Minimise this benchmark function instead of tuning the CNN (sphere, rosenbrock, step,
     /// quartic, rastrigin, griewank, schwefel, bisphere, birastrigin, bukin, eggcrate, himmelblau,
-    /// keane, leon).
+    /// keane, leon; with several objectives: zdt1, zdt2, zdt3, dtlz2).
     #[arg(long)]
     pub function: Option<String>,
+    /// Optimize several objectives at once and keep the Pareto front: NAME:min or NAME:max, comma
+    /// separated. A command trial's result file holds them by name (and `loss` may be one); the
+    /// CNN offers loss, accuracy, seconds (training time) and params (parameter count). The
+    /// functions zdt1, zdt2, zdt3 and dtlz2 declare their own (f1, f2, f3).
+    #[arg(long, value_name = "LIST")]
+    pub objectives: Option<String>,
     /// Number of islands (workers are split evenly).
     #[arg(long, default_value_t = 1, conflicts_with = "island_sizes")]
     pub islands: usize,

@@ -35,6 +35,9 @@ impl CommandTask {
         early_stopper(&args.training.early_stop)?;
         let mut settings = TrialSettings::new(trials_dir(args));
         settings.gpus_per_rank = args.training.gpus_per_rank as usize;
+        if let Some(text) = &args.objectives {
+            settings.objectives = propulate::Objective::parse_list(text)?.into_iter().map(|o| o.name).collect();
+        }
         if let Some(seconds) = args.trial.trial_timeout {
             settings.timeout =
                 Some(Duration::try_from_secs_f64(seconds).ok().filter(|t| !t.is_zero()).ok_or_else(|| {

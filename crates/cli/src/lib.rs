@@ -11,6 +11,7 @@ pub mod early_stop_choice;
 mod env;
 mod evaluation_lines;
 mod function_task;
+mod objectives;
 mod plan;
 mod propagator_flags;
 mod report;

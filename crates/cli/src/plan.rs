@@ -165,6 +165,7 @@ impl Plan {
             reshaped: files.reshaped.as_ref().and_then(|m| m.config.propagator.as_ref()),
         };
         let propagator = args.breeding.resolve(&recorded, task.default_propagator(), workers)?;
+        let objectives = super::objectives::declared(args, task.as_ref())?;
         let config = RunConfig {
             generations: args.generations.unwrap_or_else(|| task.default_generations()),
             islands,
@@ -173,6 +174,7 @@ impl Plan {
             pollination: args.pollination,
             topology,
             propagator: Some(propagator),
+            objectives,
             seed: args.seed,
             top_n: args.top_n,
             checkpoint: checkpoint.map(|dir: PathBuf| CheckpointSettings {

@@ -17,8 +17,10 @@ use super::args::ReportArgs;
 use super::say;
 
 /// The line that tells where a run's result files are (a run's end and `report` print it).
-pub(crate) fn wrote_line(dir: &Path) -> String {
-    format!("wrote {0}/best.json, trials.csv, trials.jsonl; the report: {0}/{REPORT_FILE}\n", dir.display())
+pub(crate) fn wrote_line(dir: &Path, result: &propulate::RunResult) -> String {
+    let front =
+        if result.objectives.len() >= 2 { format!(", {}", propulate::output::FRONT_FILE) } else { String::new() };
+    format!("wrote {0}/best.json, trials.csv, trials.jsonl{front}; the report: {0}/{REPORT_FILE}\n", dir.display())
 }
 
 /// The run's settings as its checkpoint recorded them, for best.json and the report.
@@ -43,7 +45,7 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     say(&propulate::report::progress_table(&replay));
     say(&summary_table(space, &result));
     write_outputs(&out, space, &result, recorded_settings(&replay))?;
-    say(&wrote_line(&out));
+    say(&wrote_line(&out, &result));
     if let Some(file) = &args.optuna_journal {
         // The study is named after the checkpoint directory, as a run is known.
         let name = args.dir.canonicalize().unwrap_or_else(|_| args.dir.clone());

@@ -17,6 +17,7 @@ use super::args::RunArgs;
 use super::command_task::CommandTask;
 use super::evaluation_lines::EvaluationLines;
 use super::function_task::FunctionTask;
+use super::objectives::objective_values;
 use super::on_mpi_world;
 use super::plan::{Plan, SetupFiles};
 use super::report::wrote_line;
@@ -28,7 +29,7 @@ use super::task::{CnnTaskMaker, Task};
 fn task_name(args: &RunArgs) -> propulate::Result<String> {
     Ok(match (&args.trial.space, &args.function) {
         (Some(_), _) => "command".into(),
-        (None, Some(name)) => propulate::functions::benchmark(name)?.name.to_string(),
+        (None, Some(name)) => super::function_task::function_name(name)?.to_string(),
         (None, None) => "cnn".into(),
     })
 }
@@ -110,8 +111,8 @@ pub(crate) fn run(args: &RunArgs, cnn: Option<CnnTaskMaker>) -> anyhow::Result<E
     if let Some(n) = args.local_ranks {
         let files = SetupFiles::read(args, &task_name(args)?)?;
         let (plan, optimizer) = prepare(args, cnn, &files, n, 0)?;
-        let loss = plan.task.loss();
-        let result = optimizer.run_local(n, move |p, ctx| loss(p, ctx))?;
+        let loss = objective_values(plan.task.loss(), plan.config.objectives.clone());
+        let result = optimizer.run_local(n, loss)?;
         finish(args, &plan, n, &result)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -135,8 +136,8 @@ fn run_on(args: &RunArgs, cnn: Option<CnnTaskMaker>, world: &mut dyn Communicato
         return fail_together(world, &message);
     }
     let outcome = prepared.and_then(|(plan, optimizer)| {
-        let loss = plan.task.loss();
-        let result = optimizer.run(world, |p, ctx| loss(p, ctx))?;
+        let loss = objective_values(plan.task.loss(), plan.config.objectives.clone());
+        let result = optimizer.run(world, loss)?;
         Ok((plan, result))
     });
     let (plan, result) = match outcome {
@@ -169,7 +170,7 @@ fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResult) -> anyh
         extra.extend(run_settings(&plan.config, workers));
         extra.insert("ranks".into(), json!(ranks));
         write_outputs(dir, task.space(), result, extra).with_context(|| format!("writing {}", dir.display()))?;
-        say(&wrote_line(dir));
+        say(&wrote_line(dir, result));
     }
     Ok(())
 }

@@ -33,6 +33,11 @@ pub trait Task {
     fn default_propagator(&self) -> &'static str {
         "ga"
     }
+    /// The objectives the task itself declares (the multi-objective benchmark functions), reported
+    /// as metrics of these names; empty: one loss, or what `--objectives` asks for.
+    fn objectives(&self) -> Vec<propulate::Objective> {
+        Vec::new()
+    }
     /// What stops hopeless evaluations early, if the task's flags asked for it.
     fn early_stopper(&self) -> Option<Box<dyn EarlyStopper>> {
         None

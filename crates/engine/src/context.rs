@@ -153,6 +153,13 @@ impl WorkerContext<'_> {
         }
     }
 
+    /// Take back the metric `name` recorded in this evaluation, if there is one: what a wrapper
+    /// that turns metrics into objectives reads (an objective is not kept twice).
+    pub fn take_metric(&mut self, name: &str) -> Option<f64> {
+        let k = self.metrics.iter().position(|(n, _)| n == name)?;
+        Some(self.metrics.remove(k).1)
+    }
+
     /// Report an intermediate value of this evaluation (the validation loss after an epoch) at
     /// `step`, and learn whether to go on. Steps must increase from one report to the next.
     ///

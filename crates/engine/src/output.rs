@@ -246,6 +246,20 @@ pub fn trials_csv(space: &SearchSpace, objectives: &[Objective], trials: &[Indiv
 /// The end-of-run table: the top individuals of each island, then totals.
 pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
     let mut s = String::new();
+    if result.objectives.len() >= 2 {
+        // An island's "best" would be an end of its front: its front's size says more.
+        for (isl, front) in result.island_fronts.iter().enumerate() {
+            let _ = writeln!(s, "island {isl}: {} on its Pareto front", front.len());
+        }
+    } else {
+        write_island_tops(&mut s, space, result);
+    }
+    totals_and_best(&mut s, result);
+    s
+}
+
+/// Each island's best individuals, a row each.
+fn write_island_tops(s: &mut String, space: &SearchSpace, result: &RunResult) {
     let _ = writeln!(s, "{:<7} {:<5} {:<14} {:<16} params", "island", "rank", "loss", "id (isl/wkr/gen)");
     for (isl, top) in result.islands.iter().enumerate() {
         for (k, ind) in top.iter().enumerate() {
@@ -266,6 +280,10 @@ pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
             );
         }
     }
+}
+
+/// The totals line, then the best loss or the run's front.
+fn totals_and_best(s: &mut String, result: &RunResult) {
     let mut resumed = String::new();
     let pruned = pruned_trials(result);
     if pruned > 0 {
@@ -288,7 +306,7 @@ pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
         if result.consistent { "yes" } else { "NO" }
     );
     if result.objectives.len() >= 2 {
-        write_front_summary(&mut s, result);
+        write_front_summary(s, result);
     } else if let Some(b) = result.best.first() {
         let _ = writeln!(
             s,
@@ -296,7 +314,6 @@ pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
             b.loss, b.id.island, b.id.worker, b.id.generation
         );
     }
-    s
 }
 
 /// The most front members the end-of-run table lists (front.csv has them all).

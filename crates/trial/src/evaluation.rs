@@ -362,11 +362,19 @@ impl<'t> RankLoop<'t> {
         let path = dir.join("result.json");
         match std::fs::read_to_string(&path) {
             Ok(text) => {
-                let (loss, metrics) = parse_result_file(&path, &text)?;
+                let (loss, metrics) = parse_result_file(&path, &text, &self.trial.settings.objectives)?;
                 for (name, value) in metrics {
                     ctx.record(&name, value);
                 }
                 Ok(loss)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !self.trial.settings.objectives.is_empty() => {
+                Err(format!(
+                    "no result: with several objectives rank 0's process writes them into $PROPULATE_RESULT \
+                     ({}), and it wrote no such file",
+                    path.display()
+                )
+                .into())
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => match (self.stdout_loss, &self.malformed) {
                 (Some(loss), _) => Ok(loss),

@@ -66,6 +66,8 @@ pub struct TrialSettings {
     pub finish_grace: Duration,
     /// Between the polite stop (SIGTERM to the trial's process group) and SIGKILL.
     pub kill_grace: Duration,
+    /// The names of the run's objectives, when it has several: the result file must hold each.
+    pub objectives: Vec<String>,
 }
 
 impl TrialSettings {
@@ -78,6 +80,7 @@ impl TrialSettings {
             rendezvous_timeout: Duration::from_secs(120),
             finish_grace: Duration::from_secs(60),
             kill_grace: Duration::from_secs(5),
+            objectives: Vec::new(),
         }
     }
 }

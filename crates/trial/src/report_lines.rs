@@ -2,7 +2,8 @@
 //!
 //! - the result: `{"loss": <number>, ...}` written by the rank-0 process to `$PROPULATE_RESULT`
 //!   (more numeric keys are kept as metrics of the trial), or a line `propulate: loss=<number>` on
-//!   its stdout; the file wins when there are both;
+//!   its stdout; the file wins when there are both. A run with several objectives reads each from
+//!   the file by name (`loss` only when it is one of them);
 //! - intermediate values: a line `propulate: step=<n> loss=<number>` each, for early stopping.
 
 use std::path::Path;
@@ -46,17 +47,32 @@ pub fn parse_line(line: &str) -> Line {
     }
 }
 
-/// A result file's contents: the loss, and the other numbers as metrics (booleans as 0 or 1).
-pub fn parse_result_file(path: &Path, text: &str) -> Result<(f64, Vec<(String, f64)>), String> {
+/// A result file's contents: the loss, and the other numbers as metrics (booleans as 0 or 1). With
+/// `objectives` (their names), each must be a number of the file, and `loss` is needed only when
+/// it is one of them (else the first objective stands in for it).
+pub fn parse_result_file(path: &Path, text: &str, objectives: &[String]) -> Result<(f64, Vec<(String, f64)>), String> {
     let what = || format!("the result file {}", path.display());
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("{} is not JSON: {e}", what()))?;
     let serde_json::Value::Object(map) = value else {
         return Err(format!("{} is not a JSON object such as {{\"loss\": 0.25}}", what()));
     };
-    let loss = match map.get("loss") {
-        Some(serde_json::Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
-        Some(other) => return Err(format!("{} has \"loss\": {other}, not a number", what())),
-        None => return Err(format!("{} has no \"loss\"", what())),
+    let number = |key: &str| match map.get(key) {
+        Some(serde_json::Value::Number(n)) => Ok(Some(n.as_f64().unwrap_or(f64::NAN))),
+        Some(other) => Err(format!("{} has \"{key}\": {other}, not a number", what())),
+        None => Ok(None),
+    };
+    for name in objectives {
+        if number(name)?.is_none() {
+            return Err(format!(
+                "{} has no \"{name}\" (an objective: the file holds one number per objective, by name)",
+                what()
+            ));
+        }
+    }
+    let loss = match (number("loss")?, objectives.first()) {
+        (Some(loss), _) => loss,
+        (None, Some(first)) if !objectives.iter().any(|o| o == "loss") => number(first)?.expect("checked above"),
+        (None, _) => return Err(format!("{} has no \"loss\"", what())),
     };
     let metrics = map
         .iter()
@@ -92,7 +108,8 @@ mod tests {
     fn result_files_give_the_loss_and_numeric_metrics() {
         let p = Path::new("r.json");
         let (loss, metrics) =
-            parse_result_file(p, r#"{"loss": 0.5, "accuracy": 0.9, "epochs": 3, "note": "x", "best": true}"#).unwrap();
+            parse_result_file(p, r#"{"loss": 0.5, "accuracy": 0.9, "epochs": 3, "note": "x", "best": true}"#, &[])
+                .unwrap();
         assert_eq!(loss, 0.5);
         assert_eq!(metrics, [("accuracy".to_string(), 0.9), ("best".to_string(), 1.0), ("epochs".to_string(), 3.0)]);
         for (bad, expected) in [
@@ -101,8 +118,24 @@ mod tests {
             (r#"{"acc": 1}"#, "no \"loss\""),
             (r#"{"loss": "0.5"}"#, "not a number"),
         ] {
-            let e = parse_result_file(p, bad).unwrap_err();
+            let e = parse_result_file(p, bad, &[]).unwrap_err();
             assert!(e.contains(expected) && e.contains("r.json"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn objectives_are_read_by_name_and_loss_only_when_one_of_them() {
+        let p = Path::new("r.json");
+        let names = ["val_loss".to_string(), "acc".to_string()];
+        let (loss, metrics) = parse_result_file(p, r#"{"val_loss": 0.25, "acc": 0.75}"#, &names).unwrap();
+        assert_eq!(loss, 0.25, "the first objective stands in for the loss");
+        assert_eq!(metrics, [("acc".to_string(), 0.75), ("val_loss".to_string(), 0.25)]);
+        let e = parse_result_file(p, r#"{"val_loss": 0.25}"#, &names).unwrap_err();
+        assert!(e.contains(r#"has no "acc" (an objective"#), "{e}");
+        let e = parse_result_file(p, r#"{"val_loss": 0.25, "acc": "high"}"#, &names).unwrap_err();
+        assert!(e.contains(r#""acc": "high", not a number"#), "{e}");
+        let with_loss = ["loss".to_string(), "acc".to_string()];
+        let e = parse_result_file(p, r#"{"acc": 0.5}"#, &with_loss).unwrap_err();
+        assert!(e.contains(r#"no "loss""#), "{e}");
     }
 }
