@@ -164,8 +164,11 @@ impl Plan {
             resumed: checkpoint.as_deref().zip(files.resumed.as_ref().and_then(|m| m.config.propagator.as_ref())),
             reshaped: files.reshaped.as_ref().and_then(|m| m.config.propagator.as_ref()),
         };
-        let propagator = args.breeding.resolve(&recorded, task.default_propagator(), workers)?;
         let objectives = super::objectives::declared(args, task.as_ref())?;
+        // The task's default may model one loss (command trials: the GP); several objectives
+        // breed genetically unless --propagator says otherwise.
+        let default = if objectives.len() >= 2 { "ga" } else { task.default_propagator() };
+        let propagator = args.breeding.resolve(&recorded, default, workers)?;
         let config = RunConfig {
             generations: args.generations.unwrap_or_else(|| task.default_generations()),
             islands,

@@ -65,7 +65,9 @@
     "<b>" + D.evaluations + "</b> evaluations",
     D.failed ? "<b>" + D.failed + "</b> failed" : null,
     D.pruned ? "<b>" + D.pruned + "</b> pruned" : null,
-    "best loss <b>" + (D.best_loss === null ? "none" : fmt(D.best_loss)) + "</b>",
+    D.objectives.length >= 2
+      ? "Pareto front of <b>" + D.front.length + "</b> (" + D.objectives.map((o) => o.name + " " + o.direction).join(", ") + ")"
+      : "best loss <b>" + (D.best_loss === null ? "none" : fmt(D.best_loss)) + "</b>",
     "<b>" + D.islands + "</b> island" + (D.islands === 1 ? "" : "s"),
     D.start ? "started " + D.start.replace("T", " ").slice(0, 19) + " UTC" : null,
     "report written " + D.generated.replace("T", " ").replace("Z", " UTC"),
@@ -75,6 +77,46 @@
     const s = document.getElementById("sampled");
     s.hidden = false;
     s.textContent = "Showing " + trials.length + " of " + D.total + " evaluations: the best and an even sample of the rest (best-so-far lines use all of them).";
+  }
+
+  // --- Pareto front (several objectives) ---
+  if (D.objectives.length >= 2) {
+    document.getElementById("front-section").hidden = false;
+    const fronts = document.getElementById("fronts");
+    const m = D.objectives.length;
+    // Two objectives: one chart across the page; more: a grid of pairs.
+    if (m === 2) fronts.className = "";
+    const pairs = [];
+    for (let a = 0; a < m; a++) for (let b = a + 1; b < m; b++) pairs.push([a, b]);
+    const frontTooltip = (list) => ({
+      trigger: "item",
+      formatter: (p) => {
+        const t = list[p.value[p.value.length - 1]];
+        return trialTooltip(t) + "<br>" + D.objectives.map((o, k) => o.name + ": " + fmt(t.objectives[k])).join("<br>");
+      },
+    });
+    const evaluated = trials.map((t, k) => [t, k]).filter(([t]) => t.objectives);
+    for (const [a, b] of pairs.slice(0, 6)) {
+      const el = document.createElement("div");
+      el.className = "chart";
+      el.dataset.chart = "front:" + D.objectives[a].name + ":" + D.objectives[b].name;
+      fronts.appendChild(el);
+      const axis = (k) => ({ type: "value", name: D.objectives[k].name + " (" + D.objectives[k].direction + ")", nameLocation: "middle", nameGap: 30, scale: true, axisLabel: { formatter: fmt } });
+      const line = D.front.map((t, k) => [t.objectives[a], t.objectives[b], k]).sort((p, q) => p[0] - q[0]);
+      const series = [
+        { name: "evaluations", type: "scatter", data: evaluated.map(([t, k]) => [t.objectives[a], t.objectives[b], k]), symbolSize: 4, itemStyle: { color: "#b8bec8", opacity: 0.6 }, tooltip: frontTooltip(trials) },
+      ];
+      // The front of two objectives, both minimized, as the staircase that bounds what it dominates.
+      if (m === 2) {
+        const staircase = D.objectives.every((o) => o.direction === "min");
+        series.push({ name: "front", type: "line", data: line, step: staircase ? "end" : false, showSymbol: false, lineStyle: { color: "#333", width: 1.2 }, tooltip: { show: false }, z: 2 });
+      }
+      for (const i of islands) {
+        const points = D.front.map((t, k) => [t, k]).filter(([t]) => t.island === i).map(([t, k]) => [t.objectives[a], t.objectives[b], k]);
+        if (points.length) series.push({ name: "front, island " + i, type: "scatter", data: points, symbolSize: 7, itemStyle: { color: islandColour(i) }, z: 3, tooltip: frontTooltip(D.front) });
+      }
+      draw(el, { legend: { top: 0 }, grid: { top: 40, left: 70, right: 30, bottom: 50 }, tooltip: { trigger: "item" }, xAxis: axis(a), yAxis: axis(b), series: series });
+    }
   }
 
   // --- Loss over time ---

@@ -1,6 +1,7 @@
 //! What `report.html` shows, as the JSON its script draws from: the search space, the trials (all
 //! of them up to [`MAX_SHOWN`], else the best and an even sample of the rest), each island's and
-//! the whole run's best-so-far over all trials, totals and the run's settings.
+//! the whole run's best-so-far over all trials, totals and the run's settings; with several
+//! objectives, their names and the run's Pareto front.
 
 use serde_json::{Map, Value as Json, json};
 
@@ -92,6 +93,9 @@ fn trial_json(space: &SearchSpace, t: &Individual, t0_us: i64) -> Json {
     if !t.metrics.is_empty() {
         o.insert("metrics".into(), json!(t.metrics));
     }
+    if !t.objectives.is_empty() {
+        o.insert("objectives".into(), json!(t.objectives));
+    }
     j
 }
 
@@ -122,6 +126,10 @@ pub fn report_data(space: &SearchSpace, result: &RunResult, settings: &Map<Strin
         "island_best_so_far": island_best,
         "trials": shown.iter().map(|&i| trial_json(space, &trials[i], t0)).collect::<Vec<_>>(),
         "settings": settings,
+        // Several objectives: their names and directions, and the run's front whole (the trials
+        // above may be a sample).
+        "objectives": result.objectives,
+        "front": result.front.iter().map(|t| trial_json(space, t, t0)).collect::<Vec<_>>(),
     })
 }
 
