@@ -182,12 +182,47 @@ fn the_cli_tunes_the_cnn_with_two_ranks_per_worker_well_below_chance() {
     let csv = std::fs::read_to_string(out_dir.join("trials.csv")).unwrap();
     let header = csv.lines().next().unwrap();
     assert!(
-        header.contains(",conv_layers,activation,lr,gamma,") && header.ends_with(",accuracy,epochs,pruned,last_step"),
+        header.contains(",conv_layers,activation,lr,gamma,") && header.ends_with(",accuracy,epochs,params,seconds,pruned,last_step"),
         "{header}"
     );
     assert_eq!(csv.lines().count(), 5);
     // Without --early-stop every epoch is reported and nothing is pruned.
     assert!(csv.lines().skip(1).all(|row| row.contains(",false,")), "{csv}");
+}
+
+/// Validation loss against the network's size: two objectives from the CNN's own metrics, the
+/// front written beside the trials, every trial with both values.
+#[test]
+fn the_cnn_search_trades_its_loss_against_the_network_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out = small_search(&out_dir, &["--generations", "1", "--objectives", "loss:min,params:min"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("Pareto front:") && stdout.contains("loss(min), params(min)"), "{stdout}");
+    let jsonl = std::fs::read_to_string(out_dir.join("trials.jsonl")).unwrap();
+    let trials: Vec<serde_json::Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(trials.len(), 2);
+    for t in &trials {
+        let params = t["objectives"]["params"].as_f64().unwrap();
+        assert!(params > 1000.0 && params.fract() == 0.0, "{t}");
+        assert_eq!(t["objectives"]["loss"], t["loss"], "{t}");
+        assert!(t["metrics"]["seconds"].as_f64().unwrap() > 0.0, "the other metrics stay: {t}");
+    }
+    let front = std::fs::read_to_string(out_dir.join("front.csv")).unwrap();
+    assert!(front.lines().next().unwrap().ends_with(",lr,gamma,loss,params"), "{front}");
+    // Two trials: both on the front unless one is better in both.
+    let dominated = |a: &serde_json::Value, b: &serde_json::Value| {
+        let (la, pa, lb, pb) = (
+            a["objectives"]["loss"].as_f64().unwrap(),
+            a["objectives"]["params"].as_f64().unwrap(),
+            b["objectives"]["loss"].as_f64().unwrap(),
+            b["objectives"]["params"].as_f64().unwrap(),
+        );
+        lb <= la && pb <= pa && (lb < la || pb < pa)
+    };
+    let expected = trials.iter().filter(|t| !trials.iter().any(|o| dominated(t, o))).count();
+    assert_eq!(front.lines().count() - 1, expected, "{front}");
 }
 
 #[test]

@@ -150,7 +150,9 @@ impl CnnTask {
     }
 
     /// Train the network of point `p` on the worker of `ctx` (collective over its ranks: all call
-    /// it). Returns the same outcome on every rank; records `accuracy` and `epochs` as metrics.
+    /// it). Returns the same outcome on every rank; records `accuracy`, `epochs`, `seconds` (the
+    /// training's wall time) and `params` (the network's parameter count) as metrics, which
+    /// `--objectives` can name.
     pub fn evaluate(&self, p: &Params<'_>, ctx: &mut WorkerContext<'_>) -> Result<TrainOutcome> {
         let hp = hyperparameters(p)?;
         let local_rank = propulate_engine::launcher::LaunchInfo::detect().local_rank;
@@ -165,6 +167,7 @@ impl CnnTask {
         // carries the NCCL group's id on GPUs.
         let mut rendezvous = worker_store(ctx, 0, self.rendezvous_timeout)?;
         let seed = ctx.seed;
+        let started = std::time::Instant::now();
         let training = Training {
             train: &self.train,
             valid: &self.valid,
@@ -183,6 +186,8 @@ impl CnnTask {
         };
         ctx.record("accuracy", outcome.accuracy);
         ctx.record("epochs", outcome.epochs as f64);
+        ctx.record("seconds", started.elapsed().as_secs_f64());
+        ctx.record("params", outcome.params as f64);
         Ok(outcome)
     }
 

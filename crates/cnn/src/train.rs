@@ -69,6 +69,9 @@ pub struct TrainOutcome {
     /// True when the report after an epoch stopped the training (an early stopper judged it
     /// hopeless), not the patience or the most epochs.
     pub pruned: bool,
+    /// The network's trainable parameters (weights and biases): its size, an objective to trade
+    /// against the loss.
+    pub params: usize,
 }
 
 /// Flat `f32` copies of parameters or gradients, in the module's visiting order (the same on
@@ -308,7 +311,8 @@ impl Training<'_> {
         // Each rank validates a contiguous share; together they cover every validation image once.
         let val_indices: Vec<usize> = (rank * valid.len() / ranks..(rank + 1) * valid.len() / ranks).collect();
 
-        let mut best = TrainOutcome { best_loss: f64::INFINITY, accuracy: 0.0, epochs: 0, pruned: false };
+        let size = weights.len();
+        let mut best = TrainOutcome { best_loss: f64::INFINITY, accuracy: 0.0, epochs: 0, pruned: false, params: size };
         let mut stopping = EarlyStopping::new(settings.patience);
         for epoch in 0..settings.max_epochs {
             let lr = lr_schedule.step();
@@ -339,8 +343,8 @@ impl Training<'_> {
             let loss = totals[0] / totals[2];
             best.epochs = epoch + 1;
             if stopping.improved(loss) {
-                best =
-                    TrainOutcome { best_loss: loss, accuracy: totals[1] / totals[2], epochs: epoch + 1, pruned: false };
+                let accuracy = totals[1] / totals[2];
+                best = TrainOutcome { best_loss: loss, accuracy, epochs: epoch + 1, pruned: false, params: size };
             }
             if report(sync, epoch + 1, loss)? {
                 best.pruned = true;
