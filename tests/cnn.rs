@@ -182,7 +182,8 @@ fn the_cli_tunes_the_cnn_with_two_ranks_per_worker_well_below_chance() {
     let csv = std::fs::read_to_string(out_dir.join("trials.csv")).unwrap();
     let header = csv.lines().next().unwrap();
     assert!(
-        header.contains(",conv_layers,activation,lr,gamma,") && header.ends_with(",accuracy,epochs,params,seconds,pruned,last_step"),
+        header.contains(",conv_layers,activation,lr,gamma,")
+            && header.ends_with(",accuracy,epochs,params,seconds,pruned,last_step"),
         "{header}"
     );
     assert_eq!(csv.lines().count(), 5);
