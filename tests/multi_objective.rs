@@ -101,12 +101,8 @@ fn a_zdt1_run_on_two_islands_keeps_its_whole_front_across_a_resume() {
 #[test]
 fn a_command_trials_objectives_come_from_its_result_file_by_name_and_direction() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("space.toml"), "[params]\nx = { type = \"float\", low = 0.0, high = 1.0 }\n")
-        .unwrap();
-    // Accuracy rises with x, the size too: the front trades them. Above 0.9 the file lacks "size".
-    let program = "import json, os, sys\nx = float(sys.argv[1])\nr = {'accuracy': x}\n\
-                   if x <= 0.9:\n    r['size'] = 10 * x * x\njson.dump(r, open(os.environ['PROPULATE_RESULT'], 'w'))\n";
-    std::fs::write(dir.path().join("trial.py"), program).unwrap();
+    std::fs::write(dir.path().join("space.toml"), common::TWO_OBJECTIVES_SPACE).unwrap();
+    std::fs::write(dir.path().join("trial.py"), common::TWO_OBJECTIVES).unwrap();
     let out = dir.path().join("out");
     let mut cmd = common::launch(Transport::Mpi, 2);
     cmd.arg("--space").arg(dir.path().join("space.toml"));

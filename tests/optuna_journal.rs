@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{TRAINING, TRAINING_SPACE as SPACE, bin, run_with_timeout};
+use common::{TRAINING, TRAINING_SPACE as SPACE, TWO_OBJECTIVES, TWO_OBJECTIVES_SPACE, bin, run_with_timeout};
 
 /// The Python with Optuna: PROPULATE_OPTUNA_PYTHON (the test command sets it), else the
 /// environment scripts/install-optuna.sh makes.
@@ -108,6 +108,62 @@ finally:
     server.terminate()
     server.wait(timeout=30)
 "#;
+
+/// A run with two objectives, one maximized: a multi-objective study with their directions and
+/// names, each trial's values as trials.csv has them, and Optuna's own Pareto front (best_trials)
+/// the run's front.csv.
+const MULTI: &str = r#"
+import csv, json, math, sys
+import optuna
+from optuna.study import StudyDirection
+from optuna.trial import TrialState
+journal, out = sys.argv[1], sys.argv[2]
+storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(journal))
+[summary] = optuna.get_all_study_summaries(storage)
+study = optuna.load_study(study_name=summary.study_name, storage=storage)
+assert study.directions == [StudyDirection.MAXIMIZE, StudyDirection.MINIMIZE], study.directions
+assert study.metric_names == ["accuracy", "size"], study.metric_names
+rows = list(csv.DictReader(open(out + "/trials.csv")))
+key = lambda t: (t.user_attrs["island"], t.user_attrs["worker"], t.user_attrs["generation"])
+by_id = {key(t): t for t in study.get_trials(deepcopy=False)}
+assert len(by_id) == len(rows)
+for row in rows:
+    t = by_id[(int(row["island"]), int(row["worker"]), int(row["generation"]))]
+    if row["failure"]:
+        assert t.state == TrialState.FAIL and t.values is None
+    else:
+        assert t.state == TrialState.COMPLETE
+        assert t.values == [float(row["accuracy"]), float(row["size"])], (t.values, row)
+front = {(int(r["island"]), int(r["worker"]), int(r["generation"])) for r in csv.DictReader(open(out + "/front.csv"))}
+assert {key(t) for t in study.best_trials} == front, (len(study.best_trials), len(front))
+print("ok", len(front))
+"#;
+
+#[test]
+fn a_run_with_two_objectives_is_a_multi_objective_study_with_the_same_front() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (space, ck, out) = (tmp.path().join("space.toml"), tmp.path().join("ck"), tmp.path().join("out"));
+    std::fs::write(&space, TWO_OBJECTIVES_SPACE).unwrap();
+    let mut run = Command::new(bin());
+    run.args(["--local-ranks", "2", "--generations", "10", "--objectives", "accuracy:max,size:min", "-q"])
+        .arg("--space")
+        .arg(&space)
+        .arg("--checkpoint")
+        .arg(&ck)
+        .args(["--", "python3", "-c", TWO_OBJECTIVES, "{x}"]);
+    let ran = run_with_timeout(run, Duration::from_secs(300));
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let journal = tmp.path().join("study.log");
+    let mut report = Command::new(bin());
+    report.arg("report").arg(&ck).arg("--out").arg(&out).arg("--optuna-journal").arg(&journal);
+    let reported = run_with_timeout(report, Duration::from_secs(60));
+    assert!(reported.status.success(), "{}", String::from_utf8_lossy(&reported.stderr));
+    let mut check = Command::new(optuna_python());
+    check.args(["-c", MULTI]).arg(&journal).arg(&out);
+    let checked = run_with_timeout(check, Duration::from_secs(120));
+    let said = String::from_utf8_lossy(&checked.stdout);
+    assert!(checked.status.success() && said.starts_with("ok"), "{said}\n{}", String::from_utf8_lossy(&checked.stderr));
+}
 
 #[test]
 fn the_optuna_journal_export_opens_in_optuna_with_every_trial_as_recorded() {

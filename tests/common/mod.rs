@@ -186,3 +186,13 @@ for step in range(1, 6):
     time.sleep(0.02)
 print(f"propulate: loss={level}")
 "#;
+
+/// A trial with two objectives over one float `x` in [0, 1]: `accuracy` (to maximize) is x, `size`
+/// (to minimize) 10 x^2, so every trial trades them; above 0.9 the result lacks `size`.
+#[allow(dead_code)]
+pub const TWO_OBJECTIVES: &str = "import json, os, sys\nx = float(sys.argv[1])\nr = {'accuracy': x}\n\
+if x <= 0.9:\n    r['size'] = 10 * x * x\njson.dump(r, open(os.environ['PROPULATE_RESULT'], 'w'))\n";
+
+/// The search space of [`TWO_OBJECTIVES`].
+#[allow(dead_code)]
+pub const TWO_OBJECTIVES_SPACE: &str = "[params]\nx = { type = \"float\", low = 0.0, high = 1.0 }\n";

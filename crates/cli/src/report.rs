@@ -50,7 +50,7 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         // The study is named after the checkpoint directory, as a run is known.
         let name = args.dir.canonicalize().unwrap_or_else(|_| args.dir.clone());
         let name = name.file_name().map_or("propulate-rs".into(), |n| n.to_string_lossy().into_owned());
-        propulate::optuna_journal::write_optuna_journal(file, &name, space, &result.trials)?;
+        propulate::optuna_journal::write_optuna_journal(file, &name, space, &result.objectives, &result.trials)?;
         say(&format!("wrote {} (an Optuna journal: optuna-dashboard {0})\n", file.display()));
     }
     Ok(ExitCode::SUCCESS)

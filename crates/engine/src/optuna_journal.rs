@@ -4,7 +4,10 @@
 //! whole, as Optuna's own `add_trial` does: its parameters in Optuna's internal representation
 //! with their distributions, its state (complete, failed, pruned), its value, its intermediate
 //! values, its start and end, and the island, worker, generation, failure and metrics as user
-//! attributes. The format is Optuna's (optuna/storages/journal/_storage.py); this writes it anew.
+//! attributes. A run with several objectives becomes a multi-objective study: one direction per
+//! objective, each trial's `values` as reported, and the objectives' names as the study's metric
+//! names (what `study.set_metric_names` records), so that the dashboard draws its Pareto front.
+//! The format is Optuna's (optuna/storages/journal/_storage.py); this writes it anew.
 
 use std::io::Write;
 use std::path::Path;
@@ -13,14 +16,19 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::error::{Error, Result};
 use propulate_core::individual::Individual;
+use propulate_core::objective::{Direction, Objective};
 use propulate_core::population::breed_key;
 use propulate_core::space::{Domain, SearchSpace, Value};
 
 /// Optuna's journal operations used here.
 const CREATE_STUDY: u8 = 0;
+const SET_STUDY_SYSTEM_ATTR: u8 = 3;
 const CREATE_TRIAL: u8 = 4;
-/// Optuna's `StudyDirection.MINIMIZE`.
+/// Optuna's `StudyDirection`s.
 const MINIMIZE: u8 = 1;
+const MAXIMIZE: u8 = 2;
+/// The study system attribute that holds the metric names (Optuna's `study:metric_names`).
+const METRIC_NAMES: &str = "study:metric_names";
 /// Optuna's `TrialState`s.
 const COMPLETE: u8 = 1;
 const PRUNED: u8 = 2;
@@ -28,17 +36,37 @@ const FAIL: u8 = 3;
 /// The `worker_id` Optuna stamps on each line (its own are a UUID and a thread id).
 const WORKER_ID: &str = "propulate-rs-export";
 
-/// Write `trials` of a run over `space` into the Optuna journal `path` as the study `study_name`,
-/// in breeding order (the order they started). The file is replaced (written beside it, then renamed).
-pub fn write_optuna_journal(path: &Path, study_name: &str, space: &SearchSpace, trials: &[Individual]) -> Result<()> {
+/// Write `trials` of a run over `space` with `objectives` (none: one loss) into the Optuna journal
+/// `path` as the study `study_name`, in breeding order (the order they started). The file is
+/// replaced (written beside it, then renamed).
+pub fn write_optuna_journal(
+    path: &Path,
+    study_name: &str,
+    space: &SearchSpace,
+    objectives: &[Objective],
+    trials: &[Individual],
+) -> Result<()> {
     let distributions: Map<String, Json> =
         space.params().iter().map(|p| (p.name.clone(), Json::String(distribution(&p.domain)))).collect();
     let mut ordered: Vec<&Individual> = trials.iter().collect();
     ordered.sort_by_key(|t| breed_key(t));
+    let multi = objectives.len() >= 2;
+    let directions: Vec<u8> = if multi {
+        objectives.iter().map(|o| if o.direction == Direction::Max { MAXIMIZE } else { MINIMIZE }).collect()
+    } else {
+        vec![MINIMIZE]
+    };
     let mut lines = vec![json!({
-        "op_code": CREATE_STUDY, "worker_id": WORKER_ID, "study_name": study_name, "directions": [MINIMIZE],
+        "op_code": CREATE_STUDY, "worker_id": WORKER_ID, "study_name": study_name, "directions": directions,
     })];
-    lines.extend(ordered.iter().map(|t| trial_line(space, &distributions, t)));
+    if multi {
+        let names: Vec<&str> = objectives.iter().map(|o| o.name.as_str()).collect();
+        lines.push(json!({
+            "op_code": SET_STUDY_SYSTEM_ATTR, "worker_id": WORKER_ID, "study_id": 0,
+            "system_attr": {METRIC_NAMES: names},
+        }));
+    }
+    lines.extend(ordered.iter().map(|t| trial_line(space, &distributions, multi, t)));
     let tmp = path.with_extension("tmp");
     let mut file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
     for line in &lines {
@@ -61,7 +89,7 @@ fn distribution(domain: &Domain) -> String {
 }
 
 /// One trial, created whole.
-fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, t: &Individual) -> Json {
+fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, multi: bool, t: &Individual) -> Json {
     let params: Map<String, Json> = space
         .params()
         .iter()
@@ -81,7 +109,8 @@ fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, t: &Indivi
         (None, true) => PRUNED,
         (None, false) => COMPLETE,
     };
-    let value = (t.failure.is_none() && t.loss.is_finite()).then_some(t.loss);
+    let value = (t.failure.is_none() && t.loss.is_finite() && !multi).then_some(t.loss);
+    let values = (t.failure.is_none() && multi && !t.objectives.is_empty()).then(|| t.objectives.clone());
     let intermediate: Map<String, Json> =
         t.curve.iter().flat_map(|c| &c.points).map(|(step, v)| (step.to_string(), json!(v))).collect();
     let mut user_attrs = Map::new();
@@ -105,7 +134,7 @@ fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, t: &Indivi
         "datetime_complete": stamp(end),
         "state": state,
         "value": value,
-        "values": null,
+        "values": values,
         "distributions": distributions,
         "params": params,
         "user_attrs": user_attrs,
