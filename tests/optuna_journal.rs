@@ -139,25 +139,32 @@ assert {key(t) for t in study.best_trials} == front, (len(study.best_trials), le
 print("ok", len(front))
 "#;
 
+/// A command-trial run over `space_text` with `flags` and `command` (after `--`), checkpointed in
+/// `dir/ck`, then `report` of it into `dir/out` with its Optuna journal `dir/study.log`, which is
+/// returned.
+fn run_and_export(dir: &std::path::Path, space_text: &str, flags: &[&str], command: &[&str]) -> PathBuf {
+    let (space, ck) = (dir.join("space.toml"), dir.join("ck"));
+    std::fs::write(&space, space_text).unwrap();
+    let mut run = Command::new(bin());
+    run.args(flags).arg("-q").arg("--space").arg(&space).arg("--checkpoint").arg(&ck).arg("--").args(command);
+    let ran = run_with_timeout(run, Duration::from_secs(300));
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let journal = dir.join("study.log");
+    let mut report = Command::new(bin());
+    report.arg("report").arg(&ck).arg("--out").arg(dir.join("out")).arg("--optuna-journal").arg(&journal);
+    let reported = run_with_timeout(report, Duration::from_secs(60));
+    let stdout = String::from_utf8_lossy(&reported.stdout);
+    assert!(reported.status.success(), "{}", String::from_utf8_lossy(&reported.stderr));
+    assert!(stdout.contains(&format!("wrote {} (an Optuna journal", journal.display())), "{stdout}");
+    journal
+}
+
 #[test]
 fn a_run_with_two_objectives_is_a_multi_objective_study_with_the_same_front() {
     let tmp = tempfile::tempdir().unwrap();
-    let (space, ck, out) = (tmp.path().join("space.toml"), tmp.path().join("ck"), tmp.path().join("out"));
-    std::fs::write(&space, TWO_OBJECTIVES_SPACE).unwrap();
-    let mut run = Command::new(bin());
-    run.args(["--local-ranks", "2", "--generations", "10", "--objectives", "accuracy:max,size:min", "-q"])
-        .arg("--space")
-        .arg(&space)
-        .arg("--checkpoint")
-        .arg(&ck)
-        .args(["--", "python3", "-c", TWO_OBJECTIVES, "{x}"]);
-    let ran = run_with_timeout(run, Duration::from_secs(300));
-    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
-    let journal = tmp.path().join("study.log");
-    let mut report = Command::new(bin());
-    report.arg("report").arg(&ck).arg("--out").arg(&out).arg("--optuna-journal").arg(&journal);
-    let reported = run_with_timeout(report, Duration::from_secs(60));
-    assert!(reported.status.success(), "{}", String::from_utf8_lossy(&reported.stderr));
+    let flags = ["--local-ranks", "2", "--generations", "10", "--objectives", "accuracy:max,size:min"];
+    let journal = run_and_export(tmp.path(), TWO_OBJECTIVES_SPACE, &flags, &["python3", "-c", TWO_OBJECTIVES, "{x}"]);
+    let out = tmp.path().join("out");
     let mut check = Command::new(optuna_python());
     check.args(["-c", MULTI]).arg(&journal).arg(&out);
     let checked = run_with_timeout(check, Duration::from_secs(120));
@@ -168,26 +175,10 @@ fn a_run_with_two_objectives_is_a_multi_objective_study_with_the_same_front() {
 #[test]
 fn the_optuna_journal_export_opens_in_optuna_with_every_trial_as_recorded() {
     let tmp = tempfile::tempdir().unwrap();
-    let (space, ck, out) = (tmp.path().join("space.toml"), tmp.path().join("ck"), tmp.path().join("out"));
-    std::fs::write(&space, SPACE).unwrap();
-    let mut run = Command::new(bin());
-    run.args(["--local-ranks", "2", "--generations", "12", "--early-stop", "median", "--propagator", "tpe", "-q"])
-        .arg("--space")
-        .arg(&space)
-        .arg("--checkpoint")
-        .arg(&ck)
-        .args(["--", "python3", "-c", TRAINING, "{lr}", "{width}", "{layers}", "{act}"]);
-    let ran = run_with_timeout(run, Duration::from_secs(300));
-    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
-
-    let journal = tmp.path().join("study.log");
-    let mut report = Command::new(bin());
-    report.arg("report").arg(&ck).arg("--out").arg(&out).arg("--optuna-journal").arg(&journal);
-    let reported = run_with_timeout(report, Duration::from_secs(60));
-    let stdout = String::from_utf8_lossy(&reported.stdout);
-    assert!(reported.status.success(), "{}", String::from_utf8_lossy(&reported.stderr));
-    assert!(stdout.contains(&format!("wrote {} (an Optuna journal", journal.display())), "{stdout}");
-
+    let flags = ["--local-ranks", "2", "--generations", "12", "--early-stop", "median", "--propagator", "tpe"];
+    let command = ["python3", "-c", TRAINING, "{lr}", "{width}", "{layers}", "{act}"];
+    let journal = run_and_export(tmp.path(), SPACE, &flags, &command);
+    let out = tmp.path().join("out");
     let mut check = Command::new(optuna_python());
     check.args(["-c", CHECK]).arg(&journal).arg(out.join("trials.csv"));
     let checked = run_with_timeout(check, Duration::from_secs(120));
