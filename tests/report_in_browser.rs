@@ -138,3 +138,32 @@ fn the_report_of_a_real_search_draws_every_chart_in_chromium_without_script_erro
     let errors = script_errors(&dom, &log);
     assert!(errors.iter().any(|e| e.contains("noSuchFunction")), "{errors:?}");
 }
+
+/// A run with three objectives: the Pareto front section comes first with one chart per pair of
+/// objectives, each drawn, and the summary names the front instead of a best loss.
+#[test]
+fn the_report_of_a_three_objective_run_draws_a_front_chart_per_pair() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut run = mpirun(4);
+    run.arg(bin())
+        .args(["--function", "dtlz2", "--islands", "2", "--generations", "100", "--no-checkpoint", "-q"])
+        .arg("--out")
+        .arg(&out);
+    let ran = run_with_timeout(run, Duration::from_secs(300));
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let (dom, log) = open_headless(&out.join("report.html"), &tmp.path().join("profile"));
+    assert_eq!(script_errors(&dom, &log), Vec::<String>::new());
+    assert!(dom.contains("data-report-state=\"drawn\""), "the script ran to its end");
+    let charts = paths_per_chart(&dom);
+    let names: Vec<&str> = charts.iter().map(|(n, _)| n.as_str()).take(4).collect();
+    assert_eq!(names, ["front:f1:f2", "front:f1:f3", "front:f2:f3", "time"], "the front's pairs first");
+    for (name, paths) in &charts[..3] {
+        assert!(*paths > 20, "chart {name} has {paths} SVG paths: not drawn");
+    }
+    let front = report_data(&out)["front"].as_array().unwrap().len();
+    assert!(
+        dom.contains(&format!("Pareto front of <b>{front}</b> (f1 min, f2 min, f3 min)")),
+        "the summary names the front"
+    );
+}

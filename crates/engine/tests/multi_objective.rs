@@ -158,3 +158,20 @@ fn what_cannot_work_is_refused_or_recorded_as_a_failure_with_the_reason() {
         .unwrap();
     assert!(r.trials[0].failure.as_deref().unwrap().contains("the run declares no objectives"));
 }
+
+/// One declared objective is a single-objective run in its direction: a maximized accuracy is
+/// minimized as its negative, reported as it is, and no front is kept.
+#[test]
+fn one_declared_objective_is_optimized_in_its_direction() {
+    let space = propulate_core::SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
+    let r = Optimizer::new(space)
+        .objectives(vec![Objective::max("accuracy")])
+        .generations(30)
+        .seed(2)
+        .run_local(2, |p, _| Ok([1.0 - (p.float("x") - 0.7).abs()]))
+        .unwrap();
+    let best = &r.best[0];
+    assert_eq!(best.loss, -best.objectives[0]);
+    assert!(best.objectives[0] > 0.95, "maximized: {}", best.objectives[0]);
+    assert!(r.front.is_empty() && r.island_fronts.is_empty());
+}
