@@ -2,7 +2,10 @@
 Adadelta step, loss.item()), the same network, batch and thread count as benches/cnn_step.rs.
 
     python benches/cnn_step.py CONV_LAYERS BATCH THREADS STEPS
+
+DEVICE=cuda runs it on the first GPU (scripts/gpu-check.sh), as benches/cnn_step.rs does.
 """
+import os
 import sys
 import time
 
@@ -27,10 +30,12 @@ def main():
     conv_layers, batch, threads, steps = (int(a) for a in (sys.argv[1:] + ["3", "8", "1", "200"][len(sys.argv) - 1:])[:4])
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    model = Net(conv_layers)
+    device = torch.device(os.environ.get("DEVICE", "cpu"))
+    model = Net(conv_layers).to(device)
     optim = torch.optim.Adadelta(model.parameters(), lr=1.0)
     loss_fn = nn.NLLLoss()
-    batches = [(torch.rand(batch, 1, 28, 28) - 0.5, torch.randint(0, 10, (batch,))) for _ in range(8)]
+    batches = [((torch.rand(batch, 1, 28, 28) - 0.5).to(device), torch.randint(0, 10, (batch,)).to(device))
+               for _ in range(8)]
     times = []
     for s in range(steps + 5):
         x, y = batches[s % len(batches)]

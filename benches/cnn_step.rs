@@ -5,7 +5,8 @@
 //!     cargo bench --features cnn,tch --bench cnn_step -- CONV_LAYERS BATCH THREADS STEPS
 //!
 //! `OPTIMIZER=sgd` times the step with Burn's SGD instead of Adadelta; `BACKEND=tch` (or `flex`)
-//! times one backend alone.
+//! times one backend alone; `DEVICE=cuda` times it on the first GPU (tch only: flex has none), as
+//! scripts/gpu-check.sh does.
 //!
 //! Prints one line per backend: `backend <name> conv_layers C batch B threads T median_ms M`.
 
@@ -34,11 +35,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     propulate::cnn::backend::set_threads(threads);
     // BACKEND=tch (or flex) times that one alone, e.g. under a profiler.
     let only = std::env::var("BACKEND").ok();
+    let cuda = std::env::var("DEVICE").as_deref() == Ok("cuda");
+    let compute = if cuda { Compute::Cuda(0) } else { Compute::Cpu };
     for backend in [Backend::Tch, Backend::Flex]
         .into_iter()
         .filter(|b| b.is_built() && only.as_deref().is_none_or(|name| name == b.name()))
+        .filter(|b| !cuda || *b == Backend::Tch)
     {
-        let device = backend.device(Compute::Cpu)?.autodiff();
+        backend.check(compute)?;
+        let device = backend.device(compute)?.autodiff();
         device.seed(1);
         let mut model = Net::new(conv_layers, Activation::Relu, 28, 28, &device)?;
         // OPTIMIZER=sgd swaps in Burn's SGD, to see the optimizer's share of the step.

@@ -2,7 +2,10 @@
 //! shim that starts the node's tasks with mpirun and gives each the variables Slurm would, PBS's
 //! node file lists this machine, CUDA_VISIBLE_DEVICES names the node's GPUs, and a small benchmark
 //! function replaces the CNN (TASK). Checked: one rank per GPU as the script asks, each rank on its
-//! own GPU in the `env` lines, and a complete run with its outputs.
+//! own GPU in the `env` lines, and a complete run with its outputs. And scripts/gpu-check.sh: without
+//! a GPU it stops at once with one line, builds nothing and writes nothing; with a stand-in
+//! nvidia-smi listing two GPUs it runs the checks it is given, writes its table and logs, and a
+//! missing binary is a failed check that says which.
 
 mod common;
 
@@ -115,4 +118,60 @@ fn the_pbs_script_runs_one_rank_per_gpu_of_a_chunk() {
     let mut cmd = job(&script, work.path(), ranks);
     cmd.env("PBS_NODEFILE", &nodefile).env("PBS_O_WORKDIR", work.path());
     check_job(cmd, work.path(), "OpenMpi", ranks);
+}
+
+/// scripts/gpu-check.sh OUT with `shims` (name, body) first on PATH and `env` set.
+fn gpu_check(work: &Path, shims: &[(&str, &str)], env: &[(&str, &str)]) -> std::process::Output {
+    let bin_dir = work.join("shims");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    for (name, body) in shims {
+        shim(&bin_dir, name, body);
+    }
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let mut cmd = Command::new("bash");
+    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gpu-check.sh")).arg(work.join("out"));
+    cmd.env("PATH", path).env_remove("CUDA_VISIBLE_DEVICES").envs(env.iter().copied());
+    common::run_with_timeout(cmd, Duration::from_secs(300))
+}
+
+#[test]
+fn the_gpu_check_stops_at_once_with_one_line_where_there_is_no_gpu() {
+    // A failing nvidia-smi (no driver) and one that finds no device; cargo records being called.
+    for smi in [
+        "echo 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.'; exit 9",
+        "echo 'No devices were found'",
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        let called = work.path().join("cargo-called");
+        let cargo = format!("touch {}", called.display());
+        let out = gpu_check(work.path(), &[("nvidia-smi", smi), ("cargo", &cargo)], &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        assert!(stderr.contains("no NVIDIA GPU on this machine"), "{stderr}");
+        assert!(out.stdout.is_empty());
+        assert!(!called.exists(), "nothing was built");
+        assert!(!work.path().join("out").exists(), "nothing was written");
+    }
+}
+
+#[test]
+fn the_gpu_check_writes_its_table_and_logs_and_names_a_missing_binary() {
+    let work = tempfile::tempdir().unwrap();
+    let bins = work.path().join("bins");
+    std::fs::create_dir_all(&bins).unwrap();
+    std::os::unix::fs::symlink(common::bin(), bins.join("propulate-rs")).unwrap();
+    let smi = "if [ \"$1\" = -L ]; then echo 'GPU 0: Stand-in (UUID: GPU-0)'; echo 'GPU 1: Stand-in (UUID: GPU-1)'; fi";
+    let env = [("PROPULATE_BIN_DIR", bins.to_str().unwrap()), ("GPU_CHECKS", "env nccl step")];
+    let out = gpu_check(work.path(), &[("nvidia-smi", smi)], &env);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "a check failed: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let table = std::fs::read_to_string(work.path().join("out/table.md")).unwrap();
+    assert!(table.contains("2 GPU(s)") && table.contains("GPU 1: Stand-in"), "{table}");
+    assert!(table.contains("| env | pass | 2 ranks on GPUs 0,1 |"), "each rank on its own GPU: {table}");
+    assert!(table.contains("| nccl | fail |") && table.contains("nccl_check not found"), "{table}");
+    assert!(table.contains("| step | fail |") && table.contains("cnn_step not found"), "{table}");
+    assert_eq!(stdout.matches("| pass |").count() + stdout.matches("| fail |").count(), 3, "{stdout}");
+    let env_log = std::fs::read_to_string(work.path().join("out/logs/env.log")).unwrap();
+    assert_eq!(env_log.matches("device gpu").count(), 2, "{env_log}");
 }

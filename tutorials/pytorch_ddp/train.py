@@ -92,9 +92,17 @@ def main():
     os.environ.setdefault("WORLD_SIZE", "1")
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29500")
+    # torchrun shows every process all the node's GPUs, and LOCAL_RANK picks one; propulate-rs narrows
+    # CUDA_VISIBLE_DEVICES to the rank's own, which is then device 0 (LOCAL_RANK would name a GPU
+    # this process cannot see).
+    if torch.cuda.is_available():
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)) % torch.cuda.device_count())
+    else:
+        device = torch.device("cpu")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)  # before the group: NCCL's communicator lives on this GPU
     dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if torch.cuda.is_available() else torch.device("cpu")
     torch.manual_seed(args.seed)  # the same initial weights on every process (DDP broadcasts rank 0's anyway)
 
     train = dataset(args.data, "train", args.train_images)

@@ -259,6 +259,31 @@ impl NcclGradSync {
         Ok(NcclGradSync { comm, stream, ranks, rank, gpu })
     }
 
+    /// `values` copied into a new buffer on this rank's GPU.
+    pub fn upload(&self, values: &[f32]) -> Result<cudarc::driver::CudaSlice<f32>> {
+        self.stream.clone_htod(values).map_err(|e| Error::Nccl(cuda_failure("copying to the GPU", self.gpu, &e)))
+    }
+
+    /// `buf` copied back from this rank's GPU (after everything queued before it).
+    pub fn download(&self, buf: &cudarc::driver::CudaSlice<f32>) -> Result<Vec<f32>> {
+        self.stream.clone_dtoh(buf).map_err(|e| Error::Nccl(cuda_failure("copying from the GPU", self.gpu, &e)))
+    }
+
+    /// Average `buf`, which is on this rank's GPU already, over the worker's ranks in place: no
+    /// round trip through host memory. Queued on the stream: [`NcclGradSync::synchronize`] waits.
+    pub fn all_reduce_mean_device(&mut self, buf: &mut cudarc::driver::CudaSlice<f32>) -> Result<()> {
+        let gpu = self.gpu;
+        self.comm
+            .all_reduce_in_place(buf, &ReduceOp::Avg)
+            .map(|_| ())
+            .map_err(|e| collective_error("all-reduce", gpu, &e))
+    }
+
+    /// Wait until this rank's GPU has done everything queued on the group's stream.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(|e| Error::Nccl(cuda_failure("waiting for the GPU", self.gpu, &e)))
+    }
+
     fn on_gpu<T: cudarc::driver::DeviceRepr + Copy>(
         &mut self,
         values: &mut [T],
