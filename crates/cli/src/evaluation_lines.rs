@@ -1,21 +1,29 @@
 //! One line on stdout per finished evaluation, for tasks whose evaluations take seconds or more:
-//! worker, parameters, loss, the metrics the loss recorded, seconds.
+//! worker, parameters, loss, the objectives (when the run has several), the metrics the loss
+//! recorded, seconds.
 
 use std::io::Write;
 
-use propulate::SearchSpace;
 use propulate::observe::{Event, Observer, RankInfo};
+use propulate::{Objective, SearchSpace};
 
 pub(crate) struct EvaluationLines {
     space: SearchSpace,
     /// What the task's loss is ("validation loss" for the CNN).
     loss_name: &'static str,
+    /// The run's objectives (none: one loss).
+    objectives: Vec<Objective>,
 }
 
 impl EvaluationLines {
-    pub fn new(space: SearchSpace, loss_name: &'static str) -> Self {
-        EvaluationLines { space, loss_name }
+    pub fn new(space: SearchSpace, loss_name: &'static str, objectives: Vec<Objective>) -> Self {
+        EvaluationLines { space, loss_name, objectives }
     }
+}
+
+/// `name value`, whole numbers without decimals.
+fn named(name: &str, v: f64) -> String {
+    if v.fract() == 0.0 { format!("{name} {v}") } else { format!("{name} {v:.4}") }
 }
 
 impl Observer for EvaluationLines {
@@ -31,15 +39,14 @@ impl Observer for EvaluationLines {
         let outcome = match &ind.failure {
             Some(reason) => format!("failed: {reason}"),
             None => {
-                let metrics: Vec<String> = ind
-                    .metrics
-                    .iter()
-                    .map(|(k, v)| if v.fract() == 0.0 { format!("{k} {v}") } else { format!("{k} {v:.4}") })
-                    .collect();
-                let mut s = format!("{} {:.4}", self.loss_name, ind.loss);
-                if !metrics.is_empty() {
-                    s += &format!(", {}", metrics.join(", "));
-                }
+                // With declared objectives the loss is only their first, minimized: they say more.
+                let mut parts: Vec<String> = if self.objectives.is_empty() {
+                    vec![format!("{} {:.4}", self.loss_name, ind.loss)]
+                } else {
+                    self.objectives.iter().zip(&ind.objectives).map(|(o, v)| named(&o.name, *v)).collect()
+                };
+                parts.extend(ind.metrics.iter().map(|(k, v)| named(k, *v)));
+                let mut s = parts.join(", ");
                 if let Some(step) = ind.curve.as_ref().filter(|c| c.pruned).and_then(|c| c.last_step()) {
                     s += &format!(", pruned after step {step}");
                 }

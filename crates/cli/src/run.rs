@@ -98,8 +98,10 @@ fn prepare(
         .progress(!args.quiet && !task.prints_each_evaluation())
         .observer(ObserverMode::Never, StderrReporter);
     if task.prints_each_evaluation() && !args.quiet {
-        optimizer =
-            optimizer.observer(ObserverMode::Always, EvaluationLines::new(task.space().clone(), task.loss_name()));
+        optimizer = optimizer.observer(
+            ObserverMode::Always,
+            EvaluationLines::new(task.space().clone(), task.loss_name(), plan.config.objectives.clone()),
+        );
     }
     if let Some(dir) = &args.log_dir {
         optimizer = optimizer.observer(ObserverMode::Every(args.log_interval), RankLog::new(dir));
