@@ -379,7 +379,7 @@ impl Population {
         self.by_loss.first().map(|(loss, _)| loss.0)
     }
 
-    /// The `k` active individuals with the lowest loss, best first.
+    /// The `k` best active individuals ([`Population::iter_best`]'s order), best first.
     pub fn best(&self, k: usize) -> Vec<Individual> {
         self.iter_best().take(k).cloned().collect()
     }
@@ -390,12 +390,12 @@ impl Population {
     /// individuals are spread over the ranks alike, that is about as many steps as the island has
     /// workers. The worst case is a pass over every active individual, O(n): a worker whose
     /// individuals are all among the worst, or that has none active (never bred here, or all of
-    /// them emigrated).
+    /// them emigrated). With several objectives, "lowest-loss" is the first in the Pareto order.
     pub fn best_of_worker(&self, worker: u32) -> Option<&Individual> {
         self.iter_best().find(|i| i.id.worker == worker)
     }
 
-    /// The `k` active individuals with the highest loss, worst first.
+    /// The `k` worst active individuals ([`Population::iter_best`]'s order reversed), worst first.
     pub fn worst(&self, k: usize) -> Vec<Individual> {
         self.iter_best().rev().take(k).cloned().collect()
     }
