@@ -84,7 +84,8 @@ where
         s.validate()?;
         if cfg.multi_objective() {
             return Err(crate::error::Error::InvalidConfig(format!(
-                "early stopping compares one loss; this run declares {} objectives: run without a stopper",
+                "early stopping compares one loss; this run declares {} objectives: run without a stopper \
+                 (the command line's --early-stop none)",
                 cfg.objectives.len()
             )));
         }
