@@ -309,7 +309,8 @@
     row.insertCell().textContent = k.replace(/_/g, " ");
     const code = document.createElement("code");
     const scalar = (x) => x === null || typeof x !== "object";
-    if (Array.isArray(v) && v.every(scalar)) code.textContent = v.join(" ");
+    if (k === "objectives") code.textContent = v.map((o) => o.name + ":" + o.direction).join(",");
+    else if (Array.isArray(v) && v.every(scalar)) code.textContent = v.join(" ");
     else if (v !== null && typeof v === "object" && !Array.isArray(v) && Object.values(v).every(scalar)) {
       code.textContent = Object.entries(v).map(([a, b]) => a + "=" + b).join(", ");
     } else code.textContent = scalar(v) ? String(v) : JSON.stringify(v);

@@ -46,6 +46,10 @@ pub fn run_settings(config: &RunConfig, workers: usize) -> Map<String, Json> {
         },
     );
     s.insert("workers".into(), json!(workers));
+    if !config.objectives.is_empty() {
+        // The run's declared objectives, as the command line spells them (`val_loss:min,acc:max`).
+        s.insert("objectives".into(), json!(config.objectives));
+    }
     s.insert("ranks_per_worker".into(), json!(config.ranks_per_worker));
     s.insert("migration_probability".into(), json!(config.migration_probability));
     s.insert("pollination".into(), json!(config.pollination));
