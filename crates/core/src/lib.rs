@@ -15,6 +15,7 @@ pub mod layout;
 pub mod multi_functions;
 pub mod objective;
 pub mod pareto;
+mod pareto_ranking;
 pub mod population;
 pub mod propagator;
 pub mod rng;

@@ -15,16 +15,14 @@
 //! step, deactivations with theirs), never on their order, so workers of an island that have seen
 //! the same messages hold the same active population.
 
-use std::cell::OnceCell;
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use either::Either;
 
-use crate::front::minimized;
 use crate::individual::{Individual, IndividualId};
-use crate::pareto::pareto_order;
+use crate::pareto_ranking::ParetoRanking;
 use crate::rng::PropRng;
 
 /// A loss with a total order (`f64::total_cmp`), so it can key an ordered set.
@@ -115,14 +113,6 @@ pub enum Arrival {
     StoredInactive,
     /// A duplicate or an older copy: nothing changed.
     Ignored,
-}
-
-/// The order of the active individuals by several objectives: their minimizing signs, and the
-/// order, computed when first asked for after the active set changed.
-#[derive(Debug, Clone, Default)]
-struct ParetoRanking {
-    signs: Vec<f64>,
-    order: OnceCell<Vec<IndividualId>>,
 }
 
 /// Every individual a worker knows of on its island, with an ordered index of the active ones.
@@ -220,37 +210,17 @@ impl Population {
     /// crowding distance (largest first), then identity; failed evaluations and those without
     /// every objective come last, by identity. Fewer than two signs keep the loss order.
     pub fn rank_by_objectives(mut self, signs: Vec<f64>) -> Self {
-        self.pareto = (signs.len() >= 2).then(|| ParetoRanking { signs, order: OnceCell::new() });
+        self.pareto = (signs.len() >= 2).then(|| ParetoRanking::new(signs));
         self
     }
 
-    fn changed(&mut self) {
-        if let Some(p) = &mut self.pareto {
-            p.order.take();
-        }
+    fn stored_active(&self, id: &IndividualId) -> &Individual {
+        self.get(id).expect("active individuals are stored")
     }
 
     /// The active identities best first by Pareto rank and crowding ([`Population::rank_by_objectives`]).
     fn ranked<'s>(&'s self, p: &'s ParetoRanking) -> &'s [IndividualId] {
-        p.order.get_or_init(|| {
-            // Sorted first, so that ties fall to identities whatever order the events came in.
-            let mut ids = self.active_ids.clone();
-            ids.sort_unstable();
-            let (mut usable, mut points, mut last) = (Vec::new(), Vec::new(), Vec::new());
-            for id in ids {
-                match minimized(self.get(&id).expect("active individuals are stored"), &p.signs) {
-                    Some(point) => {
-                        usable.push(id);
-                        points.push(point);
-                    }
-                    None => last.push(id),
-                }
-            }
-            let refs: Vec<&[f64]> = points.iter().map(Vec::as_slice).collect();
-            let mut order: Vec<IndividualId> = pareto_order(&refs).into_iter().map(|k| usable[k]).collect();
-            order.extend(last);
-            order
-        })
+        p.order(&self.active_ids, &|id| self.stored_active(id))
     }
 
     /// Number of active individuals.
@@ -292,7 +262,9 @@ impl Population {
                 Arrival::Activated
             }
             (true, true) => {
-                self.changed();
+                if let Some(p) = &mut self.pareto {
+                    p.changed();
+                }
                 // Same identity, newer step: the same evaluation, but keep the keys exact.
                 if let Some((old_loss, old_key)) = old {
                     self.by_loss.remove(&(LossKey(old_loss), id));
@@ -326,8 +298,10 @@ impl Population {
     }
 
     fn activate(&mut self, id: IndividualId, loss: f64, key: BreedKey) {
-        self.changed();
         let rec = self.records.get_mut(&id).expect("record exists");
+        if let Some(p) = &mut self.pareto {
+            p.arrived(&self.stored[rec.individual.expect("stored before activation")]);
+        }
         rec.active_slot = Some(self.active_ids.len());
         self.active_ids.push(id);
         self.by_loss.insert((LossKey(loss), id));
@@ -335,7 +309,9 @@ impl Population {
     }
 
     fn deactivate_slot(&mut self, id: IndividualId) {
-        self.changed();
+        if let Some(p) = &mut self.pareto {
+            p.left(id);
+        }
         let rec = self.records.get_mut(&id).expect("record exists");
         let slot = rec.active_slot.take().expect("was active");
         let ind = &self.stored[rec.individual.expect("stored")];
@@ -381,7 +357,15 @@ impl Population {
 
     /// The `k` best active individuals ([`Population::iter_best`]'s order), best first.
     pub fn best(&self, k: usize) -> Vec<Individual> {
-        self.iter_best().take(k).cloned().collect()
+        match &self.pareto {
+            // The front alone answers when it holds k (pareto_ranking.rs).
+            Some(p) => p
+                .best(k, &self.active_ids, &|id| self.stored_active(id))
+                .iter()
+                .map(|id| self.stored_active(id).clone())
+                .collect(),
+            None => self.iter_best().take(k).cloned().collect(),
+        }
     }
 
     /// The lowest-loss active individual bred by worker `worker` (global index), ties broken by the
@@ -580,6 +564,40 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+        /// With several objectives, the best k from the front kept up to date as individuals
+        /// arrive and leave are the first k of the whole order computed anew, after every event:
+        /// arrivals (duplicates, failures, points on a coarse grid of 2 or 3 objectives), and
+        /// departures, of front members too.
+        #[test]
+        fn the_front_kept_up_to_date_gives_the_whole_orders_best(
+            three in proptest::prelude::any::<bool>(),
+            events in proptest::collection::vec((0u64..30, 0u8..5, 0u8..5, 0u8..5, 0u8..8), 1..60),
+        ) {
+            let signs = if three { vec![1.0, -1.0, 1.0] } else { vec![1.0, 1.0] };
+            let mut fast = Population::new().rank_by_objectives(signs.clone());
+            let mut whole = Population::new().rank_by_objectives(signs.clone());
+            for &(generation, a, b, c, kind) in &events {
+                let mut i = ind(0, generation, f64::from(a), 0);
+                i.objectives = vec![f64::from(a), f64::from(b), f64::from(c)][..signs.len()].to_vec();
+                if kind == 0 {
+                    i.failure = Some("boom".into());
+                    i.objectives.clear();
+                }
+                if kind == 7 {
+                    fast.deactivate(i.id, ALL_COPIES);
+                    whole.deactivate(i.id, ALL_COPIES);
+                } else {
+                    fast.insert(i.clone());
+                    whole.insert(i);
+                }
+                for k in [1, 3, 6] {
+                    let ids = |v: Vec<Individual>| v.into_iter().map(|i| i.id).collect::<Vec<_>>();
+                    let expected: Vec<IndividualId> = whole.iter_best().take(k).map(|i| i.id).collect();
+                    proptest::prop_assert_eq!(ids(fast.best(k)), expected);
+                }
+            }
+        }
+
         /// Built in bulk, a population is the one that inserting the same events one by one gives.
         #[test]
         fn bulk_building_equals_inserting_one_by_one(
