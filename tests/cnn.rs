@@ -213,15 +213,10 @@ fn the_cnn_search_trades_its_loss_against_the_network_size() {
     let front = std::fs::read_to_string(out_dir.join("front.csv")).unwrap();
     assert!(front.lines().next().unwrap().ends_with(",lr,gamma,loss,params"), "{front}");
     // Two trials: both on the front unless one is better in both.
-    let dominated = |a: &serde_json::Value, b: &serde_json::Value| {
-        let (la, pa, lb, pb) = (
-            a["objectives"]["loss"].as_f64().unwrap(),
-            a["objectives"]["params"].as_f64().unwrap(),
-            b["objectives"]["loss"].as_f64().unwrap(),
-            b["objectives"]["params"].as_f64().unwrap(),
-        );
-        lb <= la && pb <= pa && (lb < la || pb < pa)
+    let point = |t: &serde_json::Value| {
+        [t["objectives"]["loss"].as_f64().unwrap(), t["objectives"]["params"].as_f64().unwrap()]
     };
+    let dominated = |a: &serde_json::Value, b: &serde_json::Value| propulate::pareto::dominates(&point(b), &point(a));
     let expected = trials.iter().filter(|t| !trials.iter().any(|o| dominated(t, o))).count();
     assert_eq!(front.lines().count() - 1, expected, "{front}");
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::individual::{Individual, IndividualId};
-use crate::pareto::non_dominated_ranks;
+use crate::pareto::non_dominated;
 
 /// `ind`'s objectives as minimized (each multiplied by its sign), or `None` when it cannot be on
 /// a front: failed, another number of objectives than `signs` declares, or a value not finite.
@@ -25,9 +25,8 @@ pub fn pareto_front<'a>(inds: impl IntoIterator<Item = &'a Individual>, signs: &
     }
     let entries: Vec<(&Individual, Vec<f64>)> = unique.into_values().collect();
     let points: Vec<&[f64]> = entries.iter().map(|(_, p)| p.as_slice()).collect();
-    let ranks = non_dominated_ranks(&points);
     let mut front: Vec<(&Individual, &Vec<f64>)> =
-        entries.iter().zip(&ranks).filter(|(_, r)| **r == 0).map(|((i, p), _)| (*i, p)).collect();
+        non_dominated(&points).into_iter().map(|k| (entries[k].0, &entries[k].1)).collect();
     front.sort_by(|a, b| a.1[0].total_cmp(&b.1[0]).then(a.0.id.cmp(&b.0.id)));
     front.into_iter().map(|(i, _)| i.clone()).collect()
 }

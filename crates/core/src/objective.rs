@@ -16,6 +16,16 @@ pub enum Direction {
     Max,
 }
 
+impl Direction {
+    /// `min` or `max`, as flags and the checkpoint write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Min => "min",
+            Direction::Max => "max",
+        }
+    }
+}
+
 /// One objective: its name (a column of `front.csv`, a key of a command's result) and direction.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Objective {
@@ -70,6 +80,13 @@ impl Objective {
     }
 }
 
+/// `name:min` or `name:max`, as `--objectives` takes it.
+impl std::fmt::Display for Objective {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.name, self.direction.as_str())
+    }
+}
+
 /// The most objectives a run may declare: Pareto fronts of more than a few objectives hold
 /// almost every point, and the exact hypervolume grows exponentially with them.
 pub const MAX_OBJECTIVES: usize = 6;
@@ -115,6 +132,10 @@ mod tests {
         assert!(e.contains("objective 2: the name is empty"), "{e}");
         let e = Objective::parse_list("a,b,c,d,e,f,g").unwrap_err().to_string();
         assert!(e.contains("at most 6"), "{e}");
+        assert_eq!(
+            l.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(","),
+            "val_loss:min,accuracy:max,seconds:min"
+        );
         let json = serde_json::to_string(&Objective::max("acc")).unwrap();
         assert_eq!(json, r#"{"name":"acc","direction":"max"}"#);
     }

@@ -78,6 +78,11 @@ fn ranks_by_sequential_search(points: &[&[f64]]) -> Vec<usize> {
     rank
 }
 
+/// Indices of the points no other point dominates (rank 0; equal points all), in index order.
+pub fn non_dominated(points: &[&[f64]]) -> Vec<usize> {
+    non_dominated_ranks(points).into_iter().enumerate().filter(|(_, r)| *r == 0).map(|(i, _)| i).collect()
+}
+
 /// Indices of `points` from best to worst as NSGA-II ranks them: by non-dominated rank, within a
 /// rank by crowding distance (largest first), ties by index. What truncation selection on
 /// several objectives takes the first k of.

@@ -13,7 +13,7 @@ use std::cell::OnceCell;
 
 use crate::front::minimized;
 use crate::individual::{Individual, IndividualId};
-use crate::pareto::{crowding_distances, dominates, non_dominated_ranks, pareto_order};
+use crate::pareto::{crowding_distances, dominates, non_dominated, pareto_order};
 
 /// Minimizing signs, the whole order and the front, each computed when first needed.
 #[derive(Debug, Clone, Default)]
@@ -95,8 +95,8 @@ impl ParetoRanking {
         let front = self.front.get_or_init(|| {
             let usable: Vec<(IndividualId, Vec<f64>)> =
                 active.iter().filter_map(|id| minimized(get(id), &self.signs).map(|p| (*id, p))).collect();
-            let ranks = non_dominated_ranks(&usable.iter().map(|(_, p)| p.as_slice()).collect::<Vec<_>>());
-            usable.into_iter().zip(ranks).filter(|(_, r)| *r == 0).map(|(m, _)| m).collect()
+            let front = non_dominated(&usable.iter().map(|(_, p)| p.as_slice()).collect::<Vec<_>>());
+            front.into_iter().map(|k| usable[k].clone()).collect()
         });
         if front.len() < k {
             return self.order(active, get).iter().take(k).copied().collect();

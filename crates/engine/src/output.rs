@@ -323,7 +323,8 @@ const FRONT_SHOWN: usize = 12;
 /// when it is long), one column per objective.
 fn write_front_summary(s: &mut String, result: &RunResult) {
     let front = &result.front;
-    let names: Vec<String> = result.objectives.iter().map(|o| format!("{}({})", o.name, direction_word(o))).collect();
+    let names: Vec<String> =
+        result.objectives.iter().map(|o| format!("{}({})", o.name, o.direction.as_str())).collect();
     let _ = writeln!(s, "Pareto front: {} trials ({FRONT_FILE}); {}", front.len(), names.join(", "));
     let shown: Vec<&Individual> = if front.len() <= FRONT_SHOWN {
         front.iter().collect()
@@ -333,13 +334,6 @@ fn write_front_summary(s: &mut String, result: &RunResult) {
     for ind in shown {
         let values: Vec<String> = ind.objectives.iter().map(|v| format!("{v:<12.6}")).collect();
         let _ = writeln!(s, "  {}  {:<16}", values.join(" "), ind.id.to_string());
-    }
-}
-
-fn direction_word(o: &Objective) -> &'static str {
-    match o.direction {
-        propulate_core::objective::Direction::Min => "min",
-        propulate_core::objective::Direction::Max => "max",
     }
 }
 

@@ -337,9 +337,7 @@ fn describe_objectives(list: &[propulate_core::Objective]) -> String {
     if list.is_empty() {
         return "one loss".into();
     }
-    let named: Vec<String> =
-        list.iter().map(|o| format!("{}:{}", o.name, serde_json::to_value(o.direction).expect("a name"))).collect();
-    named.join(",").replace('"', "")
+    list.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
 }
 
 fn describe_space(s: &SearchSpace) -> String {
