@@ -80,12 +80,13 @@ fn halving_stops_most_evaluations_at_its_rungs_and_lets_the_best_finish() {
         let curve = t.curve.as_ref().expect("every evaluation reported");
         if curve.pruned {
             pruned += 1;
-            // Rungs at steps 1, 3 and 9 (the last step: 9 is a rung too).
-            assert!([1, 3, 9].contains(&curve.last_step().unwrap()), "{:?}", curve.points);
+            // Rungs at steps 1, 3 and 9; 9 is the training's last step, where nothing is stopped:
+            // every evaluation starts after one of its worker's own ran to its end.
+            assert!([1, 3].contains(&curve.last_step().unwrap()), "{:?}", curve.points);
         }
     }
     // Each rung keeps a third of those that reached it; a search that keeps improving sends more
-    // through (measured 27 to 36 of 60 pruned over 12 runs).
+    // through (measured 26 to 32 of 60 pruned over 12 runs, none at the last step).
     assert!(pruned >= 20, "only {pruned} of 60 pruned");
     assert!(!result.trials.iter().min_by(|a, b| a.loss.total_cmp(&b.loss)).unwrap().pruned());
 }

@@ -30,6 +30,9 @@
 //!   an evaluation goes on only if it is among the best third of the evaluations, pruned ones
 //!   included, that reached the same step.
 //!
+//! No rule stops an evaluation at or past the last step of the island's longest completed curve
+//! ([`before_the_end`]): the training is over by then, and stopping it would only lose its result.
+//!
 //! The margin `m` (default 0.8, the reference's) says how much worse counts: a value `v` is worse
 //! than a reference value `r` by more than the margin when `v - r > (1/m - 1) |r|`, i.e. more than
 //! 25 % worse for `m = 0.8` (the reference's `r < m v`, extended to losses of either sign). The
@@ -168,6 +171,41 @@ pub fn reported<'a>(island: impl Iterator<Item = &'a Individual>) -> Vec<&'a Ind
         island.filter(|i| i.failure.is_none() && i.curve.as_ref().is_some_and(|c| !c.points.is_empty())).collect();
     done.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
     done
+}
+
+/// Where the island's trainings end, as far as it knows: the last step of the longest curve among
+/// its evaluations that ran to their end (not pruned, not failed); `None` before one has.
+pub fn training_end<'a>(island: impl Iterator<Item = &'a Individual>) -> Option<u64> {
+    island.filter(|i| i.failure.is_none()).filter_map(|i| i.curve.as_ref().filter(|c| !c.pruned)?.last_step()).max()
+}
+
+/// `rule`, except that it never stops an evaluation at or past `end` (see [`training_end`]): a
+/// training that reported its last step has nothing left to save, and stopping it there would
+/// only throw away its own result (e.g. a command trial's result file and metrics) and record it
+/// as pruned. Rules asked at rungs (halving at 1, 3, 9, ...) would otherwise prune a training of
+/// 3 or 9 steps at its very end.
+pub fn before_the_end(rule: Box<dyn StopRule>, end: Option<u64>) -> Box<dyn StopRule> {
+    match end {
+        None => rule,
+        Some(end) => Box::new(BeforeTheEnd { rule, end }),
+    }
+}
+
+struct BeforeTheEnd {
+    rule: Box<dyn StopRule>,
+    end: u64,
+}
+
+impl StopRule for BeforeTheEnd {
+    fn should_stop(&mut self, points: &[(u64, f64)]) -> bool {
+        // The rule is asked anyway: rules that keep state between reports (the next rung) see them all.
+        let stop = self.rule.should_stop(points);
+        stop && points.last().is_some_and(|p| p.0 < self.end)
+    }
+
+    fn observe(&mut self, id: IndividualId, points: &[(u64, f64)]) {
+        self.rule.observe(id, points);
+    }
 }
 
 /// The names [`by_name`] knows.

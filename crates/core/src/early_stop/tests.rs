@@ -235,3 +235,37 @@ fn the_dynamic_forecast_leans_on_similar_configurations() {
         DynamicStopper::default().rule(&done, &space(), &[Value::Float(1.0), Value::Cat(0)]).should_stop(&early);
     assert!(!near_good && near_bad, "the same start goes on where similar configurations did well");
 }
+
+/// A rule that stops at every report.
+struct Always;
+
+impl StopRule for Always {
+    fn should_stop(&mut self, _: &[(u64, f64)]) -> bool {
+        true
+    }
+}
+
+#[test]
+fn training_end_is_the_longest_completed_curve() {
+    let mut inds = island(); // steps 0..=9
+    inds.push(evaluated(7, 0.5, &[0.1; 20], true)); // pruned: does not count, however long
+    let mut failed = evaluated(8, 0.5, &[0.2; 30], false);
+    failed.failure = Some("boom".into());
+    inds.push(failed);
+    assert_eq!(training_end(inds.iter()), Some(9));
+    assert_eq!(training_end(inds[5..].iter()), None);
+    assert_eq!(training_end(std::iter::empty()), None);
+}
+
+#[test]
+fn no_rule_stops_a_training_at_its_end() {
+    let values = [2.3; 12];
+    let mut guarded = before_the_end(Box::new(Always), Some(9));
+    assert_eq!(stopped_at(guarded.as_mut(), &values), Some(0));
+    let all = points(&values);
+    assert!(!guarded.should_stop(&all[..10]), "stopped at the last step 9");
+    assert!(!guarded.should_stop(&all[..12]), "stopped past the last step");
+    // Before any training ended, the end is unknown and the rule decides alone.
+    let mut unguarded = before_the_end(Box::new(Always), None);
+    assert!(unguarded.should_stop(&all[..10]));
+}

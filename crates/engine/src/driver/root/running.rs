@@ -14,7 +14,7 @@ use crate::context::{HeardCurves, IslandReports};
 use crate::driver::message::{Message, encode};
 use crate::error::{Error, Result};
 use crate::transport::Communicator;
-use propulate_core::early_stop::{EarlyStopper, StopRule, completed, reported};
+use propulate_core::early_stop::{EarlyStopper, StopRule, before_the_end, completed, reported, training_end};
 use propulate_core::individual::{Individual, IndividualId};
 
 /// What a worker root heard of its island peers' running evaluations.
@@ -60,7 +60,8 @@ impl RootWorker<'_, '_> {
         } else {
             completed(self.population.iter_best())
         };
-        let mut rule = stopper.rule(&island, self.run.space, &ind.values);
+        let end = training_end(self.population.iter_bred());
+        let mut rule = before_the_end(stopper.rule(&island, self.run.space, &ind.values), end);
         self.running.take_changes();
         if stopper.hears_running() {
             for (id, points) in &self.running.curves {
