@@ -36,12 +36,17 @@
 #                       [ours=$OURS_ARGS], e.g. "ours=;ours-linear=--lr-scale linear" (the
 #                       reference's linear learning-rate scale); one table row and summary each;
 #                       a variant with its own --generations replaces GENERATIONS (e.g.
-#                       "ours-3x=--generations 42": three times the evaluations)
+#                       "ours-3x=--generations 42": three times the evaluations); set but empty: none
+#                       of them (only the reference and the command runs)
 #   COMMAND [1]         1: per seed also a run labelled `command`: the same PyTorch training as a
 #                       stand-alone DDP script (tutorials/pytorch_ddp/train.py: the reference's
 #                       network, Adadelta, StepLR, batch 8 per rank, DistributedSampler) tuned by
 #                       our binary as a command trial (`--space tutorials/pytorch_ddp/space.toml --
 #                       python train.py ...`), on the same subset, epochs and generations; 0: not
+#   COMMAND_VARIANTS ["command="]  the command runs per seed, "label=flags;label=flags", each
+#                       label starting with `command`, e.g.
+#                       "command=;command-halving=--early-stop halving" (the same program, its
+#                       hopeless trainings stopped by successive halving on the epochs it reports)
 #   SKIP_SETUP [0]      1: do not run benches/reference/setup_torch.sh (torch in .venv-ref)
 #   SKIP_REFERENCE [0]  1: run only ours (to screen settings on other seeds; no ratio then)
 #
@@ -104,7 +109,7 @@ DATA=${DATA:-/usr/share/datasets/fashion-mnist}
 REFERENCE_MIRROR=${REFERENCE_MIRROR:-}
 REFERENCE_URL=https://raw.githubusercontent.com/Helmholtz-AI-Energy/propulate/v1.2.2/tutorials/torch_ddp_example.py
 OURS_ARGS=${OURS_ARGS:-}
-OURS_VARIANTS=${OURS_VARIANTS:-"ours=$OURS_ARGS"}
+OURS_VARIANTS=${OURS_VARIANTS-"ours=$OURS_ARGS"}
 RANKS_PER_WORKER=2 # the tutorial's ranks_per_worker, not a knob: changing it would be a third adaptation
 VENV=$REPO_ROOT/.venv-ref
 PY=$VENV/bin/python
@@ -282,19 +287,26 @@ for seed in $SEEDS; do
 
     # The same PyTorch training as the reference's, as a program of the user's tuned by ours.
     if [ "${COMMAND:-1}" = 1 ]; then
-        dir=$WORK/command-seed$seed
-        rm -rf "$dir" && mkdir -p "$dir"
-        log "command (tutorials/pytorch_ddp/train.py), seed $seed"
-        t0=$(now)
-        rc=0
-        timeout -k 30 "$TIMEOUT" mpirun -np "$NP" --bind-to none -x OMP_NUM_THREADS \
-            "$BIN" --islands 1 --ranks-per-worker "$RANKS_PER_WORKER" --generations "$GENERATIONS" \
-            --seed "$seed" --checkpoint "$dir/ckpt" --out "$dir" -q \
-            --space "$REPO_ROOT/tutorials/pytorch_ddp/space.toml" \
-            -- "$REPO_ROOT/.torch/bin/python" "$REPO_ROOT/tutorials/pytorch_ddp/train.py" --data "$DATA" \
-            --train-images "$TRAIN_IMAGES" --valid-images "$VALID_IMAGES" --epochs "$EPOCHS" --batch 8 \
-            --seed "$seed" > "$dir/stdout.log" 2>&1 || rc=$?
-        finished command "$seed" "$dir" "$t0" "$rc"
+        IFS=';' read -r -a variants <<< "${COMMAND_VARIANTS:-command=}"
+        for variant in "${variants[@]}"; do
+            label=${variant%%=*}
+            flags=${variant#*=}
+            [[ "$label" =~ ^command[A-Za-z0-9_-]*$ ]] || die "bad COMMAND_VARIANTS entry '$variant' (label=flags, the label starting with command)"
+            dir=$WORK/$label-seed$seed
+            rm -rf "$dir" && mkdir -p "$dir"
+            log "$label (tutorials/pytorch_ddp/train.py; $flags), seed $seed"
+            t0=$(now)
+            rc=0
+            # shellcheck disable=SC2086
+            timeout -k 30 "$TIMEOUT" mpirun -np "$NP" --bind-to none -x OMP_NUM_THREADS \
+                "$BIN" --islands 1 --ranks-per-worker "$RANKS_PER_WORKER" --generations "$GENERATIONS" \
+                --seed "$seed" --checkpoint "$dir/ckpt" --out "$dir" -q $flags \
+                --space "$REPO_ROOT/tutorials/pytorch_ddp/space.toml" \
+                -- "$REPO_ROOT/.torch/bin/python" "$REPO_ROOT/tutorials/pytorch_ddp/train.py" --data "$DATA" \
+                --train-images "$TRAIN_IMAGES" --valid-images "$VALID_IMAGES" --epochs "$EPOCHS" --batch 8 \
+                --seed "$seed" > "$dir/stdout.log" 2>&1 || rc=$?
+            finished "$label" "$seed" "$dir" "$t0" "$rc"
+        done
     fi
 done
 
