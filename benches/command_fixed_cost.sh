@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Where a PyTorch command trial's time goes besides its training: the trial is
+# benches/torch_phases.py (Python's start, `import torch`, reading the tutorial's data subset,
+# joining the gloo process group, leaving it, the interpreter's exit), run by propulate-rs with 2
+# ranks per worker, once as one worker alone (np 2) and once in benches/ddp_search.sh's layout (np
+# 4 on this machine: 2 workers whose processes share the cores). Prints per layout the median of
+# each phase over the evaluations (on the worker's rank 0; `exit` is from the program's last line
+# to the end of the evaluation, `start` from the evaluation's start to the program's first line)
+# and of the whole evaluation.
+#
+#   bash benches/command_fixed_cost.sh
+#
+# Knobs: EVALS [8] evaluations per worker; LAYOUTS ["2 4"] MPI ranks per run; BIN
+# [target/release/propulate-rs, built without the CNN]; DATA [/usr/share/datasets/fashion-mnist];
+# TRAIN_IMAGES [2000], VALID_IMAGES [500]. Needs the README's set-up (torch in .torch/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/mpi-env.sh
+EVALS=${EVALS:-8}
+LAYOUTS=${LAYOUTS:-"2 4"}
+export DATA=${DATA:-/usr/share/datasets/fashion-mnist} TRAIN_IMAGES=${TRAIN_IMAGES:-2000} VALID_IMAGES=${VALID_IMAGES:-500}
+export OMP_NUM_THREADS=1 # as benches/ddp_search.sh
+if [ -z "${BIN:-}" ]; then
+    cargo build --release --bin propulate-rs >&2
+    BIN=$PWD/target/release/propulate-rs
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+printf '[params]\nx = { type = "float", low = -1.0, high = 1.0 }\n' > "$work/space.toml"
+for np in $LAYOUTS; do
+    mpirun -np "$np" --bind-to none -x OMP_NUM_THREADS -x DATA -x TRAIN_IMAGES -x VALID_IMAGES \
+        "$BIN" --ranks-per-worker 2 --generations "$EVALS" --propagator ga --space "$work/space.toml" \
+        --checkpoint "$work/ck-$np" --out "$work/out-$np" -q \
+        -- "$PWD/.torch/bin/python" "$PWD/benches/torch_phases.py" > "$work/stdout-$np.log"
+done
+python3 - "$work" "$LAYOUTS" <<'PY'
+import glob, json, statistics, sys
+from datetime import datetime
+work, layouts = sys.argv[1], sys.argv[2].split()
+names = ["start", "import", "data", "join", "leave", "exit"]
+print(f"{'ranks':>5} {'evals':>5} " + " ".join(f"{n + ' s':>8}" for n in names) + f" {'total s':>8}")
+for np in layouts:
+    rows = []
+    for line in open(f"{work}/out-{np}/trials.jsonl"):
+        t = json.loads(line)
+        if t.get("failure"):
+            sys.exit(f"an evaluation failed: {t['failure']}")
+        start = datetime.fromisoformat(t["start"].replace("Z", "+00:00")).timestamp()
+        trial_dir = glob.glob(f"{work}/ck-{np}/trials/island{t['island']}-worker{t['worker']}-gen{t['generation']}")[0]
+        at = {}
+        for l in open(f"{trial_dir}/rank0.stderr"):
+            p = l.split()
+            if len(p) == 3 and p[0] == "phase":
+                at[p[1]] = float(p[2])
+        marks = [start, at["started"], at["imported"], at["data"], at["joined"], at["left"], start + t["duration_s"]]
+        rows.append([b - a for a, b in zip(marks, marks[1:])] + [t["duration_s"]])
+    med = [statistics.median(col) for col in zip(*rows)]
+    print(f"{np:>5} {len(rows):>5} " + " ".join(f"{m:>8.2f}" for m in med))
+print("median seconds per evaluation on the worker's rank 0: start = from the evaluation's start to the "
+      "script's first line (the engine's spawn, Python's start), exit = from the script's last line to the "
+      "evaluation's end (the interpreter's exit, the engine's end of trial)")
+PY
