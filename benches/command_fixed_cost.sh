@@ -6,7 +6,8 @@
 # 4 on this machine: 2 workers whose processes share the cores). Prints per layout the median of
 # each phase over the evaluations (on the worker's rank 0; `exit` is from the program's last line
 # to the end of the evaluation, `start` from the evaluation's start to the program's first line)
-# and of the whole evaluation.
+# and of the whole evaluation; each layout once leaving normally (the interpreter's teardown) and
+# once by os._exit (`hard`, as tutorials/pytorch_ddp/train.py does).
 #
 #   bash benches/command_fixed_cost.sh
 #
@@ -27,26 +28,33 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf '[params]\nx = { type = "float", low = -1.0, high = 1.0 }\n' > "$work/space.toml"
+runs=()
 for np in $LAYOUTS; do
-    mpirun -np "$np" --bind-to none -x OMP_NUM_THREADS -x DATA -x TRAIN_IMAGES -x VALID_IMAGES \
-        "$BIN" --ranks-per-worker 2 --generations "$EVALS" --propagator ga --space "$work/space.toml" \
-        --checkpoint "$work/ck-$np" --out "$work/out-$np" -q \
-        -- "$PWD/.torch/bin/python" "$PWD/benches/torch_phases.py" > "$work/stdout-$np.log"
+    for PHASES_EXIT in normal hard; do
+        export PHASES_EXIT
+        run=$np-$PHASES_EXIT
+        mpirun -np "$np" --bind-to none -x OMP_NUM_THREADS -x DATA -x TRAIN_IMAGES -x VALID_IMAGES -x PHASES_EXIT \
+            "$BIN" --ranks-per-worker 2 --generations "$EVALS" --propagator ga --space "$work/space.toml" \
+            --checkpoint "$work/ck-$run" --out "$work/out-$run" -q \
+            -- "$PWD/.torch/bin/python" "$PWD/benches/torch_phases.py" > "$work/stdout-$run.log"
+        runs+=("$run")
+    done
 done
-python3 - "$work" "$LAYOUTS" <<'PY'
+python3 - "$work" "${runs[@]}" <<'PY'
 import glob, json, statistics, sys
 from datetime import datetime
-work, layouts = sys.argv[1], sys.argv[2].split()
+work, runs = sys.argv[1], sys.argv[2:]
 names = ["start", "import", "data", "join", "leave", "exit"]
-print(f"{'ranks':>5} {'evals':>5} " + " ".join(f"{n + ' s':>8}" for n in names) + f" {'total s':>8}")
-for np in layouts:
+print(f"{'ranks':>5} {'leaving':>7} {'evals':>5} " + " ".join(f"{n + ' s':>8}" for n in names) + f" {'total s':>8}")
+for run in runs:
+    np, leaving = run.split("-")
     rows = []
-    for line in open(f"{work}/out-{np}/trials.jsonl"):
+    for line in open(f"{work}/out-{run}/trials.jsonl"):
         t = json.loads(line)
         if t.get("failure"):
             sys.exit(f"an evaluation failed: {t['failure']}")
         start = datetime.fromisoformat(t["start"].replace("Z", "+00:00")).timestamp()
-        trial_dir = glob.glob(f"{work}/ck-{np}/trials/island{t['island']}-worker{t['worker']}-gen{t['generation']}")[0]
+        trial_dir = glob.glob(f"{work}/ck-{run}/trials/island{t['island']}-worker{t['worker']}-gen{t['generation']}")[0]
         at = {}
         for l in open(f"{trial_dir}/rank0.stderr"):
             p = l.split()
@@ -55,7 +63,7 @@ for np in layouts:
         marks = [start, at["started"], at["imported"], at["data"], at["joined"], at["left"], start + t["duration_s"]]
         rows.append([b - a for a, b in zip(marks, marks[1:])] + [t["duration_s"]])
     med = [statistics.median(col) for col in zip(*rows)]
-    print(f"{np:>5} {len(rows):>5} " + " ".join(f"{m:>8.2f}" for m in med))
+    print(f"{np:>5} {leaving:>7} {len(rows):>5} " + " ".join(f"{m:>8.2f}" for m in med))
 print("median seconds per evaluation on the worker's rank 0: start = from the evaluation's start to the "
       "script's first line (the engine's spawn, Python's start), exit = from the script's last line to the "
       "evaluation's end (the interpreter's exit, the engine's end of trial)")

@@ -3,7 +3,8 @@ before and after its training. Run by benches/command_fixed_cost.sh as the trial
 does what tutorials/pytorch_ddp/train.py does around its epochs (imports torch, reads the same
 data subset, joins its process group from torchrun's variables, all-reduces once, leaves) and
 prints on stderr one line `phase NAME UNIX_TIME` at the end of each phase; rank 0 reports a loss of
-0 so that the trial succeeds.
+0 so that the trial succeeds. With PHASES_EXIT=hard it leaves by os._exit(0), as train.py does,
+skipping the interpreter's teardown; with `normal`, by returning, as most scripts do.
 """
 
 import os
@@ -38,3 +39,6 @@ dist.destroy_process_group()
 phase("left")
 if os.environ.get("RANK") == "0":
     print("propulate: loss=0", flush=True)
+if os.environ.get("PHASES_EXIT") == "hard":
+    sys.stderr.flush()
+    os._exit(0)
