@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # The cost of ranking an island by several objectives: two builds of propulate-rs side by side on
-# cheap multi-objective functions, one island of 2 in-process workers, interleaved rounds; prints
+# cheap multi-objective functions, one island of 2 in-process workers (ISLANDS and RANKS change
+# that: ISLANDS=2 RANKS=4 adds migration), interleaved rounds; prints
 # each run's wall time (the run's own, from its summary line), the medians and their ratio.
 #
 #   BEFORE=/path/to/old/propulate-rs AFTER=target/release/propulate-rs bash benches/pareto_ranking.sh
 #
-# Knobs: ROUNDS [3]; CASES ["zdt1:10000 zdt1:20000 dtlz2:5000 dtlz2:10000"] (function:evaluations).
+# Knobs: ROUNDS [3]; CASES ["zdt1:10000 zdt1:20000 dtlz2:5000 dtlz2:10000"] (function:evaluations
+# in all); ISLANDS [1]; RANKS [2] in-process workers in all.
 set -euo pipefail
 : "${BEFORE:?BEFORE=path of the build to compare against}"
 AFTER="${AFTER:-target/release/propulate-rs}"
 ROUNDS="${ROUNDS:-3}"
 CASES="${CASES:-zdt1:10000 zdt1:20000 dtlz2:5000 dtlz2:10000}"
+ISLANDS="${ISLANDS:-1}"
+RANKS="${RANKS:-2}"
 results=$(mktemp)
 for round in $(seq "$ROUNDS"); do
     for case in $CASES; do
@@ -18,7 +22,8 @@ for round in $(seq "$ROUNDS"); do
         for which in before after; do
             bin=$BEFORE
             [ "$which" = after ] && bin=$AFTER
-            s=$("$bin" --function "$f" --local-ranks 2 --generations $((n / 2)) --no-checkpoint --quiet |
+            s=$("$bin" --function "$f" --local-ranks "$RANKS" --islands "$ISLANDS" --generations $((n / RANKS)) \
+                --no-checkpoint --quiet |
                 sed -n 's/.* in \([0-9.]*\) s = .*/\1/p')
             echo "$case $which $round $s" | tee -a "$results" >&2
         done

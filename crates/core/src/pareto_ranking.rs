@@ -82,31 +82,44 @@ impl ParetoRanking {
         })
     }
 
-    /// The first `k` of [`ParetoRanking::order`], from the front alone when it holds `k`.
-    pub fn best<'s>(
+    /// The first `k` of [`ParetoRanking::order`] that `keep` accepts (fewer if fewer are), from
+    /// the front alone when it holds `k` of them: the whole order begins with the front, members
+    /// by crowding, so its first `k` accepted are the front's when the front has that many.
+    pub fn best_where<'s>(
         &'s self,
         k: usize,
         active: &[IndividualId],
         get: &dyn Fn(&IndividualId) -> &'s Individual,
+        keep: &dyn Fn(&IndividualId) -> bool,
     ) -> Vec<IndividualId> {
-        if let Some(order) = self.order.get() {
-            return order.iter().take(k).copied().collect();
+        if self.order.get().is_none() {
+            let chosen: Vec<IndividualId> =
+                self.front_order(active, get).into_iter().filter(|id| keep(id)).take(k).collect();
+            if chosen.len() == k {
+                return chosen;
+            }
         }
+        self.order(active, get).iter().filter(|id| keep(id)).take(k).copied().collect()
+    }
+
+    /// The front's members as the whole order ranks them: by crowding, largest first.
+    fn front_order<'s>(
+        &'s self,
+        active: &[IndividualId],
+        get: &dyn Fn(&IndividualId) -> &'s Individual,
+    ) -> Vec<IndividualId> {
         let front = self.front.get_or_init(|| {
             let usable: Vec<(IndividualId, Vec<f64>)> =
                 active.iter().filter_map(|id| minimized(get(id), &self.signs).map(|p| (*id, p))).collect();
             let front = non_dominated(&usable.iter().map(|(_, p)| p.as_slice()).collect::<Vec<_>>());
             front.into_iter().map(|k| usable[k].clone()).collect()
         });
-        if front.len() < k {
-            return self.order(active, get).iter().take(k).copied().collect();
-        }
         // In identity order, as the whole order sees a front (crowding breaks ties by position).
         let mut members: Vec<&(IndividualId, Vec<f64>)> = front.iter().collect();
         members.sort_unstable_by_key(|(id, _)| *id);
         let distance = crowding_distances(&members.iter().map(|(_, p)| p.as_slice()).collect::<Vec<_>>());
         let mut by_distance: Vec<usize> = (0..members.len()).collect();
         by_distance.sort_by(|&a, &b| distance[b].total_cmp(&distance[a]).then(a.cmp(&b)));
-        by_distance.into_iter().take(k).map(|i| members[i].0).collect()
+        by_distance.into_iter().map(|i| members[i].0).collect()
     }
 }

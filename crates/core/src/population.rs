@@ -357,14 +357,20 @@ impl Population {
 
     /// The `k` best active individuals ([`Population::iter_best`]'s order), best first.
     pub fn best(&self, k: usize) -> Vec<Individual> {
+        self.best_where(k, |_| true)
+    }
+
+    /// The first `k` active individuals in [`Population::iter_best`]'s order that `keep` accepts
+    /// (fewer if fewer are), best first. With several objectives, the front alone answers when it
+    /// holds `k` of them (pareto_ranking.rs), without the whole order.
+    pub fn best_where(&self, k: usize, keep: impl Fn(&Individual) -> bool) -> Vec<Individual> {
         match &self.pareto {
-            // The front alone answers when it holds k (pareto_ranking.rs).
             Some(p) => p
-                .best(k, &self.active_ids, &|id| self.stored_active(id))
+                .best_where(k, &self.active_ids, &|id| self.stored_active(id), &|id| keep(self.stored_active(id)))
                 .iter()
                 .map(|id| self.stored_active(id).clone())
                 .collect(),
-            None => self.iter_best().take(k).cloned().collect(),
+            None => self.iter_best().filter(|i| keep(i)).take(k).cloned().collect(),
         }
     }
 
@@ -565,7 +571,8 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
         /// With several objectives, the best k from the front kept up to date as individuals
-        /// arrive and leave are the first k of the whole order computed anew, after every event:
+        /// arrive and leave (all, or those a filter accepts) are the first k of the whole order
+        /// computed anew, after every event:
         /// arrivals (duplicates, failures, points on a coarse grid of 2 or 3 objectives), and
         /// departures, of front members too.
         #[test]
@@ -576,6 +583,8 @@ mod tests {
             let signs = if three { vec![1.0, -1.0, 1.0] } else { vec![1.0, 1.0] };
             let mut fast = Population::new().rank_by_objectives(signs.clone());
             let mut whole = Population::new().rank_by_objectives(signs.clone());
+            // Asked only with a filter, so that its front answers as often as it can.
+            let mut sieved = Population::new().rank_by_objectives(signs.clone());
             for &(generation, a, b, c, kind) in &events {
                 let mut i = ind(0, generation, f64::from(a), 0);
                 i.objectives = vec![f64::from(a), f64::from(b), f64::from(c)][..signs.len()].to_vec();
@@ -586,14 +595,20 @@ mod tests {
                 if kind == 7 {
                     fast.deactivate(i.id, ALL_COPIES);
                     whole.deactivate(i.id, ALL_COPIES);
+                    sieved.deactivate(i.id, ALL_COPIES);
                 } else {
                     fast.insert(i.clone());
+                    sieved.insert(i.clone());
                     whole.insert(i);
                 }
+                let ids = |v: Vec<Individual>| v.into_iter().map(|i| i.id).collect::<Vec<_>>();
                 for k in [1, 3, 6] {
-                    let ids = |v: Vec<Individual>| v.into_iter().map(|i| i.id).collect::<Vec<_>>();
                     let expected: Vec<IndividualId> = whole.iter_best().take(k).map(|i| i.id).collect();
                     proptest::prop_assert_eq!(ids(fast.best(k)), expected);
+                    // Filtered, as migration asks (the individuals one worker is responsible for).
+                    let even = |i: &Individual| i.id.generation.is_multiple_of(2);
+                    let expected: Vec<IndividualId> = whole.iter_best().filter(|i| even(i)).take(k).map(|i| i.id).collect();
+                    proptest::prop_assert_eq!(ids(sieved.best_where(k, even)), expected);
                 }
             }
         }

@@ -7,6 +7,7 @@ use crate::journal::FsyncPolicy;
 use propulate_core::individual::Individual;
 use propulate_core::layout::IslandSpec;
 use propulate_core::objective::{Objective, check_objectives};
+use propulate_core::population::Population;
 use propulate_core::propagator::{
     DefaultPropagatorConfig, Propagator, PropagatorSpec, SelectMax, SelectMin, SelectUniform,
 };
@@ -25,18 +26,23 @@ pub enum Selection {
 }
 
 impl Selection {
-    /// Choose `n` individuals from `candidates` (given best first), cloning only the chosen ones.
-    /// `None` if there are fewer than `n`. Best and worst stop after `n` matches, so choosing from a
-    /// long history costs little.
-    pub fn choose<'a, I>(self, candidates: I, n: usize, rng: &mut PropRng) -> Option<Vec<Individual>>
-    where
-        I: DoubleEndedIterator<Item = &'a Individual>,
-    {
+    /// Choose `n` of `population`'s active individuals that `keep` accepts, cloning only the
+    /// chosen ones; `None` if fewer are accepted. Best and worst stop after `n` matches, so
+    /// choosing from a long history costs little, and with several objectives best reads the
+    /// island's front alone when it holds `n` of them ([`Population::best_where`]), not the whole
+    /// order.
+    pub fn choose(
+        self,
+        population: &Population,
+        keep: impl Fn(&Individual) -> bool,
+        n: usize,
+        rng: &mut PropRng,
+    ) -> Option<Vec<Individual>> {
         let chosen: Vec<Individual> = match self {
-            Selection::Best => candidates.take(n).cloned().collect(),
-            Selection::Worst => candidates.rev().take(n).cloned().collect(),
+            Selection::Best => population.best_where(n, keep),
+            Selection::Worst => population.iter_best().rev().filter(|i| keep(i)).take(n).cloned().collect(),
             Selection::Uniform => {
-                let all: Vec<&Individual> = candidates.collect();
+                let all: Vec<&Individual> = population.iter_best().filter(|i| keep(i)).collect();
                 if all.len() < n {
                     return None;
                 }

@@ -41,13 +41,18 @@ impl RootWorker<'_, '_> {
             return Ok(());
         }
         let me = self.index_in_island;
-        let eligible = |i: &&Individual| i.responsible_worker == me && !mine_new.contains(&i.id);
-        let n = mine_new.len().min(self.population.iter_best().filter(eligible).count());
+        let eligible = |i: &Individual| i.responsible_worker == me && !mine_new.contains(&i.id);
+        // Counted in any order: the count needs no ranking.
+        let n = mine_new.len().min(self.population.iter_bred().filter(|i| eligible(i)).count());
         if n == 0 {
             return Ok(());
         }
-        let candidates = self.population.iter_best().filter(eligible);
-        let victims = self.run.cfg.immigration.choose(candidates, n, &mut self.message_rng).expect("counted above");
+        let victims = self
+            .run
+            .cfg
+            .immigration
+            .choose(&self.population, eligible, n, &mut self.message_rng)
+            .expect("counted above");
         let ids: Vec<_> = victims.iter().map(|v| (v.id, ALL_COPIES)).collect();
         for &(id, steps) in &ids {
             self.population.deactivate(id, steps);
@@ -68,7 +73,7 @@ impl RootWorker<'_, '_> {
                 return Ok(());
             }
             for (target, &n) in row.iter().enumerate().filter(|(_, n)| **n > 0) {
-                let chosen = self.run.cfg.emigration.choose(self.population.iter_best(), n, &mut self.rng);
+                let chosen = self.run.cfg.emigration.choose(&self.population, |_| true, n, &mut self.rng);
                 self.send_migrants(roots, target, chosen.expect("enough active individuals"))?;
             }
             return Ok(());
@@ -76,8 +81,8 @@ impl RootWorker<'_, '_> {
         // Real migration: only individuals this worker is responsible for may leave, so two workers
         // never move the same individual.
         let me = self.index_in_island;
-        let eligible = self.population.iter_best().filter(|i| i.responsible_worker == me);
-        let Some(mut chosen) = self.run.cfg.emigration.choose(eligible, total, &mut self.rng) else {
+        let eligible = |i: &Individual| i.responsible_worker == me;
+        let Some(mut chosen) = self.run.cfg.emigration.choose(&self.population, eligible, total, &mut self.rng) else {
             return Ok(());
         };
         chosen.shuffle(&mut self.rng);
