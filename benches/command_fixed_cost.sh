@@ -21,13 +21,7 @@ EVALS=${EVALS:-8}
 LAYOUTS=${LAYOUTS:-"2 4"}
 export DATA=${DATA:-/usr/share/datasets/fashion-mnist} TRAIN_IMAGES=${TRAIN_IMAGES:-2000} VALID_IMAGES=${VALID_IMAGES:-500}
 export OMP_NUM_THREADS=1 # as benches/ddp_search.sh
-if [ -z "${BIN:-}" ]; then
-    cargo build --release --bin propulate-rs >&2
-    BIN=$PWD/target/release/propulate-rs
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-printf '[params]\nx = { type = "float", low = -1.0, high = 1.0 }\n' > "$work/space.toml"
+source benches/command_bench_setup.sh
 runs=()
 for np in $LAYOUTS; do
     for PHASES_EXIT in normal hard; do

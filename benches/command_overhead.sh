@@ -16,13 +16,7 @@ cd "$(dirname "$0")/.."
 source scripts/mpi-env.sh
 EVALS=${EVALS:-200}
 LAYOUTS=${LAYOUTS:-"1 2"}
-if [ -z "${BIN:-}" ]; then
-    cargo build --release --bin propulate-rs >&2
-    BIN=$PWD/target/release/propulate-rs
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-printf '[params]\nx = { type = "float", low = -1.0, high = 1.0 }\n' > "$work/space.toml"
+source benches/command_bench_setup.sh
 program=(sh -c 'echo "propulate: loss=$1"' sh)
 for rpw in $LAYOUTS; do
     mpirun -np "$rpw" --bind-to none "$BIN" --ranks-per-worker "$rpw" --generations "$EVALS" \

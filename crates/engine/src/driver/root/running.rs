@@ -60,7 +60,9 @@ impl RootWorker<'_, '_> {
         } else {
             completed(self.population.iter_best())
         };
-        let end = training_end(self.population.iter_bred());
+        // `island` holds the finished, not failed evaluations with a curve (pruned ones too for
+        // some stoppers): its completed ones say where trainings end, without another pass.
+        let end = training_end(island.iter().copied());
         let mut rule = before_the_end(stopper.rule(&island, self.run.space, &ind.values), end);
         self.running.take_changes();
         if stopper.hears_running() {
