@@ -84,38 +84,101 @@ fn torch_python() -> PathBuf {
         .expect("no python with torch: run the tests through scripts/test.sh (it installs torch into .torch/)")
 }
 
+/// Started afresh, and forked from a Python that imported torch already (`--preload torch`).
 #[test]
 fn a_pytorch_ddp_program_is_tuned_by_two_rank_workers() {
-    let tmp = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trials/ddp_allreduce.py");
-    let python = torch_python();
-    let command = [python.to_str().unwrap(), script.to_str().unwrap()];
-    let out = run_trials(
-        Transport::Mpi,
-        4,
-        SPACE,
-        &["--ranks-per-worker", "2", "--generations", "2", "--trial-timeout", "240"],
-        &command,
-        tmp.path(),
-    );
-    let stdout = succeeded(&out);
-    assert!(stdout.contains("worker 1 (island 0) generation 1: x="), "one line per evaluation:\n{stdout}");
-    let trials = trials(tmp.path());
-    assert_eq!(trials.len(), 4);
-    for t in &trials {
-        assert_eq!(t["failure"], Value::Null, "{t}");
-        let x = t["params"]["x"].as_f64().unwrap();
-        // Ranks 0 and 1 contribute 1 and 2: only the all-reduce over both gives 3.
-        assert_eq!(t["metrics"]["rank_sum"], 3.0, "{t}");
-        assert_eq!(t["metrics"]["world_size"], 2.0, "{t}");
-        let expected = 3.0 * (x - 0.5) * (x - 0.5);
-        assert!((t["loss"].as_f64().unwrap() - expected).abs() <= 1e-12 * expected.max(1.0), "{t}");
-        let logs = trial_dir(tmp.path(), t);
-        for rank in 0..2 {
-            assert!(
-                logs.join(format!("rank{rank}.stdout")).exists() && logs.join(format!("rank{rank}.stderr")).exists()
-            );
+    for preload in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trials/ddp_allreduce.py");
+        let python = torch_python();
+        let command = [python.to_str().unwrap(), script.to_str().unwrap()];
+        let mut flags = vec!["--ranks-per-worker", "2", "--generations", "2", "--trial-timeout", "240"];
+        if preload {
+            flags.extend(["--preload", "torch"]);
         }
+        let out = run_trials(Transport::Mpi, 4, SPACE, &flags, &command, tmp.path());
+        let stdout = succeeded(&out);
+        assert!(stdout.contains("worker 1 (island 0) generation 1: x="), "one line per evaluation:\n{stdout}");
+        let trials = trials(tmp.path());
+        assert_eq!(trials.len(), 4);
+        for t in &trials {
+            assert_eq!(t["failure"], Value::Null, "{t}");
+            let x = t["params"]["x"].as_f64().unwrap();
+            // Ranks 0 and 1 contribute 1 and 2: only the all-reduce over both gives 3.
+            assert_eq!(t["metrics"]["rank_sum"], 3.0, "{t}");
+            assert_eq!(t["metrics"]["world_size"], 2.0, "{t}");
+            assert_eq!(t["metrics"]["torch_preloaded"], if preload { 1.0 } else { 0.0 }, "{t}");
+            let expected = 3.0 * (x - 0.5) * (x - 0.5);
+            assert!((t["loss"].as_f64().unwrap() - expected).abs() <= 1e-12 * expected.max(1.0), "{t}");
+            let logs = trial_dir(tmp.path(), t);
+            for rank in 0..2 {
+                let (stdout, stderr) =
+                    (logs.join(format!("rank{rank}.stdout")), logs.join(format!("rank{rank}.stderr")));
+                assert!(stdout.exists() && stderr.exists(), "{}", logs.display());
+            }
+            let fifos = std::fs::read_dir(&logs)
+                .unwrap()
+                .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "fifo"));
+            assert_eq!(fifos.count(), 0, "the FIFOs of the forked processes' stdout are removed");
+        }
+    }
+}
+
+/// The stand-in for a Python program under `--preload decimal`, in `mode`.
+fn python_trial(mode: &str, mark: &str) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trials/fake_trial.py");
+    ["python3", script.to_str().unwrap(), mode, mark, "{x}"].map(String::from).into()
+}
+
+/// A forked process runs the program as `__main__` with its arguments and environment, its
+/// reports arrive as they are printed, its unflushed output when it ends; its faults end the trial
+/// as a fresh process's do (status, signal, traceback, time limit), and no process is left.
+#[test]
+fn a_program_forked_from_a_preloaded_python_runs_and_fails_as_a_fresh_one() {
+    let cases: [(&str, &[&str]); 5] = [
+        ("ok", &[]),
+        ("exit3", &["rank 1's process exited with status 3", "stderr ends: Traceback: boom on rank 1"]),
+        ("raise", &["rank 1's process exited with status 1", "RuntimeError: boom on rank 1"]),
+        ("killed", &["rank 1's process was killed by signal 9 (SIGKILL)"]),
+        ("hang", &["timed out: still running after 2 s (--trial-timeout)"]),
+    ];
+    for (mode, reasons) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let mark = marker(&format!("preload-{mode}"));
+        let command = python_trial(mode, &mark);
+        let command: Vec<&str> = command.iter().map(String::as_str).collect();
+        let flags = ["--ranks-per-worker", "2", "--generations", "2", "--trial-timeout", "2", "--preload", "decimal"];
+        let out = run_trials(Transport::Mpi, 2, SPACE, &flags, &command, tmp.path());
+        succeeded(&out);
+        let trials = trials(tmp.path());
+        assert_eq!(trials.len(), 2, "{mode}");
+        for t in &trials {
+            if reasons.is_empty() {
+                assert_eq!(t["failure"], Value::Null, "{t}");
+                let x = t["params"]["x"].as_f64().unwrap();
+                assert_eq!(t["loss"].as_f64().unwrap(), x * x, "{t}");
+                assert_eq!(t["curve"].as_array().unwrap().len(), 2, "both reports were heard: {t}");
+                for rank in 0..2 {
+                    let seen = std::fs::read_to_string(trial_dir(tmp.path(), t).join(format!("seen-rank{rank}.json")));
+                    let seen: Value = serde_json::from_str(&seen.unwrap()).unwrap();
+                    assert_eq!(seen["name"], "__main__", "{seen}");
+                    assert_eq!(seen["decimal_preloaded"], true, "{seen}");
+                    assert_eq!(seen["rank"], rank.to_string(), "{seen}");
+                    assert_eq!(seen["local_rank"], rank.to_string(), "{seen}");
+                    assert_eq!(seen["params"]["x"], t["params"]["x"], "{seen}");
+                    assert_eq!(seen["argv"][1], mode, "sys.argv is the script's: {seen}");
+                    assert!(seen["argv"][0].as_str().unwrap().ends_with("fake_trial.py"), "{seen}");
+                    let id = format!("{}/{}/{}", t["island"], t["worker"], t["generation"]);
+                    assert_eq!(seen["trial"], id, "{seen}");
+                }
+            } else {
+                let failure = t["failure"].as_str().unwrap_or_else(|| panic!("{mode}: not failed: {t}"));
+                for reason in reasons {
+                    assert!(failure.contains(reason), "{mode}: {reason:?} not in {failure:?}");
+                }
+            }
+        }
+        assert_none_left(&mark, Duration::from_secs(5));
     }
 }
 
@@ -259,16 +322,30 @@ fn early_stopping_prunes_a_trial_on_every_rank_with_its_last_value() {
 
 #[test]
 fn a_kill_9_of_the_job_leaves_no_trial_process_and_the_resume_completes_the_budget_exactly() {
+    for preload in [false, true] {
+        kill_9_then_resume(preload);
+    }
+}
+
+/// With `preload`, the processes are forked from a preloaded Python: it too must go with the job.
+fn kill_9_then_resume(preload: bool) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let mark = marker("kill");
+    let mark = marker(if preload { "kill-preload" } else { "kill" });
     std::fs::write(dir.join("space.toml"), SPACE).unwrap();
-    let trial = fake_trial();
+    let command = if preload {
+        python_trial("slow", &mark)
+    } else {
+        [fake_trial().as_str(), "slow", &mark, "{x}"].map(String::from).into()
+    };
     let job_args = |c: &mut Command| {
         c.arg(bin()).arg("--space").arg(dir.join("space.toml"));
         c.args(["--ranks-per-worker", "2", "--generations", "6", "--quiet"]);
+        if preload {
+            c.args(["--preload", "decimal"]);
+        }
         c.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
-        c.args(["--", &trial, "slow", &mark, "{x}"]);
+        c.arg("--").args(&command);
     };
     let mut cmd = mpirun(4);
     job_args(&mut cmd);
@@ -310,16 +387,22 @@ fn bad_command_trial_flags_are_clear_errors() {
     std::fs::write(&good, SPACE).unwrap();
     let s = space.to_str().unwrap();
     let g = good.to_str().unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["--space", s, "--", "true"], "parameter 'lr': lower bound 0.01 must be below upper bound 0.0001"),
         (&["--space", g], "needs the trial command after `--`"),
         (&["--", "python", "train.py"], "a trial command (python train.py) needs its search space: add --space FILE"),
         (&["--space", g, "--trial-timeout", "0", "--", "true"], "--trial-timeout must be a positive number"),
         (
             &["--function", "sphere", "--trial-timeout", "5"],
-            "--trial-timeout and --trials-dir belong to command trials",
+            "--trial-timeout, --trials-dir and --preload belong to command trials",
         ),
         (&["--space", g, "--early-stop", "sometimes", "--", "true"], "--early-stop sometimes is not a known"),
+        (&["--space", g, "--preload", "torch", "--", "./train.sh"], "must be `PYTHON [-u] SCRIPT ARGS...`"),
+        (&["--space", g, "--preload", "1x", "--", "python3", "t.py"], "`1x` is not a Python module name"),
+        (
+            &["--space", g, "--preload", "decimal,no_such_module_x", "--", "python3", "t.py"],
+            "the trial's Python `python3` finds no module no_such_module_x",
+        ),
     ];
     for (args, expected) in cases {
         let mut cmd = Command::new(bin());

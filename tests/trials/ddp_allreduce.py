@@ -1,13 +1,18 @@
 """A real PyTorch DDP program as a command trial in the tests: it joins its process group from the
 environment propulate-rs sets (as torchrun would), all-reduces across its ranks over gloo, and
 reports a loss that only the all-reduce can produce: (sum of rank + 1 over the ranks) * (x - 0.5)^2.
-Parameters arrive as --x=<value>; rank 0 writes the result file."""
-import argparse
-import json
-import os
+Parameters arrive as --x=<value>; rank 0 writes the result file, with whether torch was imported
+before the program began (it was when propulate-rs forked it from a Python with --preload torch)."""
+import sys
 
-import torch
-import torch.distributed as dist
+TORCH_PRELOADED = "torch" in sys.modules
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--x", type=float, required=True)
@@ -23,5 +28,5 @@ loss = contribution.item() * (args.x - 0.5) ** 2
 if rank == 0:
     print(f"propulate: step=1 loss={loss}")
     with open(os.environ["PROPULATE_RESULT"], "w") as f:
-        json.dump({"loss": loss, "rank_sum": contribution.item(), "world_size": world}, f)
+        json.dump({"loss": loss, "rank_sum": contribution.item(), "world_size": world, "torch_preloaded": float(TORCH_PRELOADED)}, f)
 dist.destroy_process_group()

@@ -255,6 +255,11 @@ pub struct CommandArgs {
     /// <checkpoint>/trials; with --no-checkpoint, <out>/trials or else ./propulate-trials].
     #[arg(long, value_name = "DIR", help_heading = "Command trials")]
     pub trials_dir: Option<PathBuf>,
+    /// Python modules to import once per rank (comma-separated, e.g. torch): each trial's process
+    /// is then forked from that Python instead of starting anew, which saves the imports' time in
+    /// every evaluation. The command must be `PYTHON [-u] SCRIPT ...` or `PYTHON [-u] -m MODULE ...`.
+    #[arg(long, value_name = "MODULES", help_heading = "Command trials")]
+    pub preload: Option<String>,
     /// The trial command, after `--`: `{name}` in it is replaced by a parameter's value; without
     /// any placeholder, `--name=value` is appended for every parameter.
     #[arg(last = true, value_name = "COMMAND", help_heading = "Command trials")]

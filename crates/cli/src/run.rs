@@ -51,9 +51,9 @@ fn task(
             args.trial.command.join(" ")
         )));
     }
-    if args.trial.trial_timeout.is_some() || args.trial.trials_dir.is_some() {
+    if args.trial.trial_timeout.is_some() || args.trial.trials_dir.is_some() || args.trial.preload.is_some() {
         return Err(propulate::Error::InvalidConfig(
-            "--trial-timeout and --trials-dir belong to command trials (--space FILE -- COMMAND)".into(),
+            "--trial-timeout, --trials-dir and --preload belong to command trials (--space FILE -- COMMAND)".into(),
         ));
     }
     if let Some(name) = &args.function {

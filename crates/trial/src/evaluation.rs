@@ -20,6 +20,7 @@ use propulate_engine::{LossResult, WorkerContext};
 use crate::CommandTrial;
 use crate::bus::{Bus, Event};
 use crate::command_line::params_json;
+use crate::fork_server::{PythonCommand, ServerSpec, with_server};
 use crate::placement::{Placement, free_port};
 use crate::process::{TrialProcess, failure_of, log_tail};
 use crate::report_lines::{Line, parse_line, parse_result_file};
@@ -63,17 +64,31 @@ pub(crate) fn evaluate(trial: &CommandTrial, p: Params<'_>, ctx: &mut WorkerCont
         ("PROPULATE_TRIAL_DIR".into(), dir.display().to_string()),
         ("PROPULATE_RESULT".into(), dir.join("result.json").display().to_string()),
     ]);
-    if let Some(devices) = &trial.cuda_devices {
-        env.push(("CUDA_VISIBLE_DEVICES".into(), devices.clone()));
-    }
-    if std::env::var_os("OMP_NUM_THREADS").is_none() {
-        env.push(("OMP_NUM_THREADS".into(), trial.omp_threads.to_string()));
-    }
+    let rank_env = trial.rank_environment();
+    env.extend(rank_env.iter().cloned());
     let mut rank = RankLoop::new(trial, ctx.worker_rank, ctx.worker_size, bus);
-    match TrialProcess::spawn(&argv, &env, &dir, ctx.worker_rank, heard_tx) {
+    let started = if trial.settings.preload.is_empty() {
+        TrialProcess::spawn(&argv, &env, &dir, ctx.worker_rank, heard_tx).map_err(|e| format!("{}: {e}", argv[0]))
+    } else {
+        PythonCommand::parse(&argv).and_then(|command| {
+            let server = ServerSpec {
+                python: &command.python,
+                modules: &trial.settings.preload,
+                env: &rank_env,
+                command: trial.command(),
+                log: trial.settings.trials_dir.join(format!(
+                    "preload-{}-{}.log",
+                    propulate_engine::launcher::hostname(),
+                    std::process::id()
+                )),
+            };
+            with_server(&server, |s| TrialProcess::spawn_forked(s, &command, &env, &dir, ctx.worker_rank, heard_tx))
+        })
+    };
+    match started {
         Ok(process) => rank.process = Some(process),
         Err(e) => {
-            let failure = format!("could not be started ({}: {e})", argv[0]);
+            let failure = format!("could not be started ({e})");
             rank.publish(Event::Exited { rank: ctx.worker_rank, failure: Some(failure) });
             rank.exit_published = true;
         }

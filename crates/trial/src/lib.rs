@@ -10,6 +10,7 @@
 //! - `process`: one process of the trial: its own process group, killed with its rank, logs.
 //! - `report_lines`: what the program tells us (`propulate: step=.. loss=..`, the result file).
 //! - `bus`: the events the worker's ranks share while their processes run.
+//! - `fork_server`: `--preload`, a Python trial's processes forked from one that imported its modules.
 //! - `evaluation`: one evaluation on one rank, from set-up to the agreed outcome.
 //!
 //! ```no_run
@@ -27,6 +28,7 @@
 mod bus;
 mod command_line;
 mod evaluation;
+mod fork_server;
 pub mod placement;
 mod process;
 pub mod report_lines;
@@ -68,6 +70,10 @@ pub struct TrialSettings {
     pub kill_grace: Duration,
     /// The names of the run's objectives, when it has several: the result file must hold each.
     pub objectives: Vec<String>,
+    /// Python modules to import once per rank (`--preload`): the trial's processes are then forked
+    /// from that Python instead of started afresh; the command must be `PYTHON [-u] SCRIPT ...` or
+    /// `PYTHON [-u] -m MODULE ...`. Empty: every process is started as the command says.
+    pub preload: Vec<String>,
 }
 
 impl TrialSettings {
@@ -81,6 +87,7 @@ impl TrialSettings {
             finish_grace: Duration::from_secs(60),
             kill_grace: Duration::from_secs(5),
             objectives: Vec::new(),
+            preload: Vec::new(),
         }
     }
 }
@@ -105,6 +112,11 @@ impl CommandTrial {
             Error::InvalidConfig(format!("the trials directory {}: {e}", settings.trials_dir.display()))
         })?;
         let template = CommandTemplate::new(argv, &space)?;
+        if !settings.preload.is_empty() {
+            let python = fork_server::PythonCommand::parse(template.words()).map_err(Error::InvalidConfig)?.python;
+            fork_server::parse_modules(&settings.preload.join(",")).map_err(Error::InvalidConfig)?;
+            fork_server::check_modules(&python, &settings.preload).map_err(Error::InvalidConfig)?;
+        }
         if let Some(t) = settings.timeout
             && t.is_zero()
         {
@@ -115,6 +127,20 @@ impl CommandTrial {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let omp_threads = (cores / launch.local_size.unwrap_or(1).max(1)).max(1);
         Ok(CommandTrial { template, space, settings, cuda_devices, omp_threads })
+    }
+
+    /// The environment every process of this rank's trials gets besides the trial's own: the GPUs,
+    /// and the threads when the environment sets none (a preloaded Python is started with it, as
+    /// its modules may read it at import).
+    fn rank_environment(&self) -> Vec<(String, String)> {
+        let mut env = Vec::new();
+        if let Some(devices) = &self.cuda_devices {
+            env.push(("CUDA_VISIBLE_DEVICES".into(), devices.clone()));
+        }
+        if std::env::var_os("OMP_NUM_THREADS").is_none() {
+            env.push(("OMP_NUM_THREADS".into(), self.omp_threads.to_string()));
+        }
+        env
     }
 
     /// The search space the command is tuned over.

@@ -11,6 +11,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::Sender;
 
 use crate::evaluation::Heard;
+use crate::fork_server::{ForkServer, PythonCommand};
 
 /// A running (or finished) process of a trial.
 pub(crate) struct TrialProcess {
@@ -37,9 +38,8 @@ impl TrialProcess {
         heard: Sender<Heard>,
     ) -> std::io::Result<Self> {
         let (stdout_path, stderr_path) = log_paths(dir, rank);
-        let mut stdout_log = File::create(&stdout_path)?;
+        let stdout_log = File::create(&stdout_path)?;
         let stderr_log = File::create(&stderr_path)?;
-        let parent = std::process::id() as libc::pid_t;
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -47,40 +47,33 @@ impl TrialProcess {
             .stdout(Stdio::piped())
             .stderr(stderr_log)
             .process_group(0);
-        // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid, _exit).
-        unsafe {
-            cmd.pre_exec(move || {
-                // The signal comes when the thread that started the process ends; the loss runs on
-                // the rank's own thread for the whole evaluation, so that is the rank's death.
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // The rank died between the fork and the prctl: nobody would ever stop this one.
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
+        die_with_parent(&mut cmd);
         let mut child = cmd.spawn()?;
         let pid = child.id() as i32;
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let lines = heard.clone();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut line = Vec::new();
-            while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
-                let _ = stdout_log.write_all(&line);
-                let _ = lines.send(Heard::Line(String::from_utf8_lossy(&line).into_owned()));
-                line.clear();
-            }
-            let _ = stdout_log.flush();
-            let _ = lines.send(Heard::StdoutClosed);
-        });
+        follow_stdout(child.stdout.take().expect("stdout is piped"), stdout_log, heard.clone());
         std::thread::spawn(move || {
             let status = child.wait();
             let _ = heard.send(Heard::Exited(status.map_err(|e| e.to_string())));
         });
+        Ok(TrialProcess { pid, stderr_path })
+    }
+
+    /// Like [`TrialProcess::spawn`], but forked by this rank's preloaded Python `server`.
+    pub fn spawn_forked(
+        server: &mut ForkServer,
+        command: &PythonCommand,
+        env: &[(String, String)],
+        dir: &Path,
+        rank: usize,
+        heard: Sender<Heard>,
+    ) -> Result<Self, String> {
+        let (stdout_path, stderr_path) = log_paths(dir, rank);
+        let stdout_log =
+            File::create(&stdout_path).map_err(|e| format!("cannot create {}: {e}", stdout_path.display()))?;
+        let fifo = dir.join(format!("rank{rank}.stdout.fifo"));
+        let (pid, stdout) = server.fork(command, env, &fifo, &stderr_path)?;
+        follow_stdout(stdout, stdout_log, heard.clone());
+        server.report_end(heard);
         Ok(TrialProcess { pid, stderr_path })
     }
 
@@ -92,6 +85,42 @@ impl TrialProcess {
             libc::killpg(self.pid, signal);
         }
     }
+}
+
+/// Have the kernel kill `cmd`'s process when the thread that starts it ends: the loss runs on the
+/// rank's own thread for the whole evaluation (and a preloaded Python is started on it), so that
+/// is the rank's death.
+pub(crate) fn die_with_parent(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid, _exit).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The rank died between the fork and the prctl: nobody would ever stop this one.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Copy a process's stdout into its log, passing each line to `heard` as [`Heard::Line`], then
+/// [`Heard::StdoutClosed`] at its end.
+fn follow_stdout(stdout: impl Read + Send + 'static, mut log: File, heard: Sender<Heard>) {
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = Vec::new();
+        while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+            let _ = log.write_all(&line);
+            let _ = heard.send(Heard::Line(String::from_utf8_lossy(&line).into_owned()));
+            line.clear();
+        }
+        let _ = log.flush();
+        let _ = heard.send(Heard::StdoutClosed);
+    });
 }
 
 /// How a process ended, for a failure's reason (`None`: it succeeded).
