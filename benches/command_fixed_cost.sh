@@ -6,12 +6,14 @@
 # 4 on this machine: 2 workers whose processes share the cores). Prints per layout the median of
 # each phase over the evaluations (on the worker's rank 0; `exit` is from the program's last line
 # to the end of the evaluation, `start` from the evaluation's start to the program's first line)
-# and of the whole evaluation; each layout once leaving normally (the interpreter's teardown) and
-# once by os._exit (`hard`, as tutorials/pytorch_ddp/train.py does).
+# and of the whole evaluation; each layout once leaving normally (the interpreter's teardown), once
+# by os._exit (`hard`, as tutorials/pytorch_ddp/train.py does) and once by os._exit forked from a
+# Python that imported torch already (`preload`: --preload torch).
 #
 #   bash benches/command_fixed_cost.sh
 #
-# Knobs: EVALS [8] evaluations per worker; LAYOUTS ["2 4"] MPI ranks per run; BIN
+# Knobs: EVALS [8] evaluations per worker; LAYOUTS ["2 4"] MPI ranks per run; LEAVINGS ["normal
+# hard preload"] the ways of starting and leaving above; BIN
 # [target/release/propulate-rs, built without the CNN]; DATA [/usr/share/datasets/fashion-mnist];
 # TRAIN_IMAGES [2000], VALID_IMAGES [500]. Needs the README's set-up (torch in .torch/).
 set -euo pipefail
@@ -19,16 +21,20 @@ cd "$(dirname "$0")/.."
 source scripts/mpi-env.sh
 EVALS=${EVALS:-8}
 LAYOUTS=${LAYOUTS:-"2 4"}
+LEAVINGS=${LEAVINGS:-"normal hard preload"}
 export DATA=${DATA:-/usr/share/datasets/fashion-mnist} TRAIN_IMAGES=${TRAIN_IMAGES:-2000} VALID_IMAGES=${VALID_IMAGES:-500}
 export OMP_NUM_THREADS=1 # as benches/ddp_search.sh
 source benches/command_bench_setup.sh
 runs=()
 for np in $LAYOUTS; do
-    for PHASES_EXIT in normal hard; do
-        export PHASES_EXIT
-        run=$np-$PHASES_EXIT
+    for leaving in $LEAVINGS; do
+        export PHASES_EXIT=$leaving preload=()
+        if [ "$leaving" = preload ]; then
+            PHASES_EXIT=hard preload=(--preload torch)
+        fi
+        run=$np-$leaving
         mpirun -np "$np" --bind-to none -x OMP_NUM_THREADS -x DATA -x TRAIN_IMAGES -x VALID_IMAGES -x PHASES_EXIT \
-            "$BIN" --ranks-per-worker 2 --generations "$EVALS" --propagator ga --space "$work/space.toml" \
+            "$BIN" --ranks-per-worker 2 --generations "$EVALS" --propagator ga --space "$work/space.toml" "${preload[@]}" \
             --checkpoint "$work/ck-$run" --out "$work/out-$run" -q \
             -- "$PWD/.torch/bin/python" "$PWD/benches/torch_phases.py" > "$work/stdout-$run.log"
         runs+=("$run")

@@ -458,12 +458,13 @@ fn the_pytorch_ddp_tutorial_runs_as_documented() {
     let script = root.join("tutorials/pytorch_ddp/train.py");
     let (python, script, data) = (python.to_str().unwrap(), script.to_str().unwrap(), data.to_str().unwrap());
     let command = [python, script, "--epochs", "2", "--train-images", "64", "--valid-images", "32", "--data", data];
-    let out =
-        run_trials(Transport::Mpi, 4, &space, &["--ranks-per-worker", "2", "--generations", "1"], &command, tmp.path());
+    // As the README runs it: forked from a Python that imported torch, twice per worker.
+    let flags = ["--ranks-per-worker", "2", "--generations", "2", "--preload", "torch"];
+    let out = run_trials(Transport::Mpi, 4, &space, &flags, &command, tmp.path());
     let stdout = succeeded(&out);
     assert!(stdout.contains("conv_layers="), "{stdout}");
     let trials = trials(tmp.path());
-    assert_eq!(trials.len(), 2);
+    assert_eq!(trials.len(), 4);
     for t in &trials {
         assert_eq!(t["failure"], Value::Null, "{t}");
         assert_eq!(t["curve"].as_array().unwrap().len(), 2, "one report per epoch: {t}");
