@@ -197,7 +197,32 @@ fn the_cli_tunes_the_cnn_with_two_ranks_per_worker_well_below_chance() {
 fn the_cnn_search_trades_its_loss_against_the_network_size() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
-    let out = small_search(&out_dir, &["--generations", "1", "--objectives", "loss:min,params:min"]);
+    // Checkpoint, results and `report` in one directory, then a resume: what the CNN's run writes
+    // there must not stop its resume (front.csv once did).
+    let search = |generations: &str| {
+        let out = out_dir.to_str().unwrap();
+        cli(&[
+            "--train-images",
+            "600",
+            "--valid-images",
+            "200",
+            "--epochs",
+            "6",
+            "--batch",
+            "2",
+            "--seed",
+            "9",
+            "--checkpoint",
+            out,
+            "--out",
+            out,
+            "--generations",
+            generations,
+            "--objectives",
+            "loss:min,params:min",
+        ])
+    };
+    let out = search("1");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("Pareto front:") && stdout.contains("loss(min), params(min)"), "{stdout}");
@@ -219,6 +244,16 @@ fn the_cnn_search_trades_its_loss_against_the_network_size() {
     let dominated = |a: &serde_json::Value, b: &serde_json::Value| propulate::pareto::dominates(&point(b), &point(a));
     let expected = trials.iter().filter(|t| !trials.iter().any(|o| dominated(t, o))).count();
     assert_eq!(front.lines().count() - 1, expected, "{front}");
+    let report = std::process::Command::new(common::bin()).arg("report").arg(&out_dir).output().unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let out = search("2");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let jsonl = std::fs::read_to_string(out_dir.join("trials.jsonl")).unwrap();
+    let resumed: Vec<serde_json::Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(resumed.len(), 4, "the resume adds a generation to both workers");
+    for t in &trials {
+        assert!(resumed.iter().any(|r| r["params"] == t["params"] && r["loss"] == t["loss"]), "{t} lost");
+    }
 }
 
 #[test]

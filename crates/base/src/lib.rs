@@ -48,8 +48,8 @@ pub use propulate_engine::{
     RunResult, Selection, WorkerContext,
 };
 pub use propulate_engine::{
-    config, context, journal, launcher, observe, optimizer, optuna_journal, output, report, report_html, result,
-    transport,
+    config, context, journal, launcher, observe, optimizer, optuna_journal, output, output_files, report, report_html,
+    result, transport,
 };
 
 /// Data-parallel training inside a loss: sampler, rendezvous store, gradient averaging.

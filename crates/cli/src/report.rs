@@ -11,16 +11,21 @@ use serde_json::{Map, Value as Json, json};
 
 use propulate::journal::{Replay, read_checkpoint};
 use propulate::output::{summary_table, write_outputs, write_report};
-use propulate::report_html::{REPORT_FILE, report_html, run_settings};
+use propulate::output_files::OutputFile;
+use propulate::report_html::{report_html, run_settings};
 
 use super::args::ReportArgs;
 use super::say;
 
 /// The line that tells where a run's result files are (a run's end and `report` print it).
 pub(crate) fn wrote_line(dir: &Path, result: &propulate::RunResult) -> String {
-    let front =
-        if result.objectives.len() >= 2 { format!(", {}", propulate::output::FRONT_FILE) } else { String::new() };
-    format!("wrote {0}/best.json, trials.csv, trials.jsonl{front}; the report: {0}/{REPORT_FILE}\n", dir.display())
+    let mut tables: Vec<&str> = OutputFile::written(result.objectives.len())
+        .filter(|f| *f != OutputFile::Report)
+        .map(OutputFile::name)
+        .collect();
+    let first = tables.remove(0);
+    let rest: String = tables.iter().map(|n| format!(", {n}")).collect();
+    format!("wrote {0}/{first}{rest}; the report: {0}/{1}\n", dir.display(), OutputFile::Report.name())
 }
 
 /// The run's settings as its checkpoint recorded them, for best.json and the report.
@@ -70,7 +75,7 @@ fn watch(dir: &Path, out: &Path, seconds: f64, top_n: usize) -> anyhow::Result<E
         bail!("--watch takes seconds, at least {MIN_WATCH_S}; got {seconds}");
     }
     std::fs::create_dir_all(out)?;
-    let file: PathBuf = out.join(REPORT_FILE);
+    let file: PathBuf = out.join(OutputFile::Report.name());
     say(&format!(
         "watching {} every {seconds} s; the report: {} (ends with the run, or Ctrl-C)\n",
         dir.display(),

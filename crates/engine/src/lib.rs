@@ -15,6 +15,7 @@ pub mod observe;
 pub mod optimizer;
 pub mod optuna_journal;
 pub mod output;
+pub mod output_files;
 mod panic_message;
 pub mod report;
 pub mod report_html;

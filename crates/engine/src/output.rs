@@ -9,6 +9,7 @@ use std::path::Path;
 use serde_json::{Map, Value as Json, json};
 
 use crate::error::{Error, Result};
+use crate::output_files::{OutputFile, TEMPORARY_SUFFIX};
 use crate::result::RunResult;
 use propulate_core::individual::Individual;
 use propulate_core::objective::Objective;
@@ -57,7 +58,7 @@ fn finite_or_null(x: f64) -> Json {
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     // `name.tmp` beside `name`: each file its own temporary, one a checkpoint directory tolerates.
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".tmp");
+    tmp_name.push(TEMPORARY_SUFFIX);
     let tmp = path.with_file_name(tmp_name);
     let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
     f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
@@ -70,7 +71,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 /// run that found out at its end would lose its table of trials.
 pub fn check_output_dir(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let probe = dir.join("best.json.tmp");
+    let probe = dir.join(format!("{}{TEMPORARY_SUFFIX}", OutputFile::Best.name()));
     fs::File::create(&probe).and_then(|mut f| f.write_all(b"probe\n")).map_err(|e| Error::io(&probe, e))?;
     fs::remove_file(&probe).map_err(|e| Error::io(&probe, e))
 }
@@ -106,18 +107,18 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
         obj.insert("front".into(), result.front.iter().map(to_json).collect());
         let fronts: Vec<Json> = result.island_fronts.iter().map(|front| front.iter().map(to_json).collect()).collect();
         obj.insert("island_fronts".into(), fronts.into());
-        write_atomically(&dir.join(FRONT_FILE), front_csv(space, objectives, &result.front).as_bytes())?;
+        write_atomically(&dir.join(OutputFile::Front.name()), front_csv(space, objectives, &result.front).as_bytes())?;
     }
     // The run's own results win: `islands` is each island's best here, the island count in `extra`.
     for (key, value) in extra {
         obj.entry(key).or_insert(value);
     }
     let text = serde_json::to_string_pretty(&best).expect("json") + "\n";
-    write_atomically(&dir.join("best.json"), text.as_bytes())?;
+    write_atomically(&dir.join(OutputFile::Best.name()), text.as_bytes())?;
 
     let mut trials = result.trials.clone();
     trials.sort_by_key(|i| (i.id.worker, i.id.generation));
-    write_atomically(&dir.join("trials.csv"), trials_csv(space, objectives, &trials).as_bytes())?;
+    write_atomically(&dir.join(OutputFile::TrialsCsv.name()), trials_csv(space, objectives, &trials).as_bytes())?;
     let mut jsonl = String::new();
     for t in &trials {
         let mut j = to_json(t);
@@ -127,22 +128,19 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
         jsonl.push_str(&j.to_string());
         jsonl.push('\n');
     }
-    write_atomically(&dir.join("trials.jsonl"), jsonl.as_bytes())?;
+    write_atomically(&dir.join(OutputFile::TrialsJsonl.name()), jsonl.as_bytes())?;
     write_report(dir, &report)
 }
 
 /// Write a page made by [`report_html`](crate::report_html::report_html) as `dir/report.html`,
 /// atomically: a browser or a watcher never sees half a report.
 pub fn write_report(dir: &Path, page: &str) -> Result<()> {
-    write_atomically(&dir.join(crate::report_html::REPORT_FILE), page.as_bytes())
+    write_atomically(&dir.join(OutputFile::Report.name()), page.as_bytes())
 }
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
-
-/// The name of the file that holds a multi-objective run's Pareto front.
-pub const FRONT_FILE: &str = "front.csv";
 
 /// `island,worker,generation`, one column per parameter and one per objective: the header of
 /// `front.csv`, and the start of `trials.csv`'s with `loss` between them.
@@ -325,7 +323,7 @@ fn write_front_summary(s: &mut String, result: &RunResult) {
     let front = &result.front;
     let names: Vec<String> =
         result.objectives.iter().map(|o| format!("{}({})", o.name, o.direction.as_str())).collect();
-    let _ = writeln!(s, "Pareto front: {} trials ({FRONT_FILE}); {}", front.len(), names.join(", "));
+    let _ = writeln!(s, "Pareto front: {} trials ({}); {}", front.len(), OutputFile::Front.name(), names.join(", "));
     let shown: Vec<&Individual> = if front.len() <= FRONT_SHOWN {
         front.iter().collect()
     } else {

@@ -11,6 +11,7 @@ use super::manifest::MANIFEST;
 use super::validate::RecordRules;
 use super::{Bred, Deact, Eval, Event, Manifest, Migrants, parse_segment_name};
 use crate::error::{Error, Result};
+use crate::output_files::is_output_file_name;
 use propulate_core::individual::{Individual, IndividualId};
 use propulate_core::layout::Layout;
 use propulate_core::population::Population;
@@ -53,22 +54,10 @@ pub struct Replay {
     pub warnings: Vec<String>,
 }
 
-/// Files a checkpoint directory may hold besides the manifest and journals: what propulate-rs itself
-/// writes there (`report`'s or `--out`'s results, and their temporary files).
-/// (`progress.svg`: what versions before report.html wrote.)
-const ALLOWED: [&str; 11] = [
-    "manifest.json.tmp",
-    "best.json",
-    "trials.csv",
-    "trials.jsonl",
-    "report.html",
-    "progress.svg",
-    "best.json.tmp",
-    "trials.csv.tmp",
-    "trials.jsonl.tmp",
-    "report.html.tmp",
-    "progress.svg.tmp",
-];
+/// Besides the manifest and journals, a checkpoint directory may hold what propulate-rs itself writes
+/// there: `report`'s or `--out`'s results and their temporary files ([`is_output_file_name`]), and
+/// the manifest's temporary file.
+const MANIFEST_TEMPORARY: &str = "manifest.json.tmp";
 
 /// The command task's trial directories (`<checkpoint>/trials`, its default): logs and result
 /// files of the user's program, never read by a resume.
@@ -153,7 +142,8 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
             has_manifest = true;
         } else if let Some(key) = parse_segment_name(&name) {
             segments.insert(key, entry.path());
-        } else if !ALLOWED.contains(&name.as_str())
+        } else if name != MANIFEST_TEMPORARY
+            && !is_output_file_name(&name)
             && !is_lock_name(&name)
             && !is_rank_log_dir(&entry.path())
             && !is_trials_dir(&name, &entry.path())

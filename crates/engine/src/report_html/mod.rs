@@ -15,9 +15,6 @@ use propulate_core::layout::IslandSpec;
 use propulate_core::space::SearchSpace;
 use propulate_core::topology::TopologySpec;
 
-/// The report's file name in an output directory.
-pub const REPORT_FILE: &str = "report.html";
-
 const TEMPLATE: &str = include_str!("../../assets/report/template.html");
 const STYLE: &str = include_str!("../../assets/report/report.css");
 const SCRIPT: &str = include_str!("../../assets/report/report.js");
