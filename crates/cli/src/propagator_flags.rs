@@ -163,15 +163,26 @@ const FLAGS: &[SettingFlag] = &[
         field: "xi",
         kind: Kind::Float,
         help: "GP: improvement over the best loss, in standard deviations of the losses, a candidate must \
-               promise; larger explores more [default: 0.01]",
+               promise; larger explores more [default: 0]",
+    },
+    SettingFlag {
+        long: "gp-model",
+        owners: GP,
+        field: "matern",
+        kind: Kind::Words(&[("matern52", true), ("squared-exp", false)]),
+        help: "GP: the model: matern52 (Optuna's GPSampler's: a Matérn-5/2 kernel fitted with priors, log \
+               expected improvement climbed by local searches, the island's running evaluations as \
+               fantasies) or squared-exp (the model before 2026-11-26: expected improvement over random \
+               and local candidates) [default: matern52]",
     },
     SettingFlag {
         long: "gp-kernel",
         owners: GP,
         field: "per_axis",
         kind: Kind::Words(&[("per-axis", true), ("shared", false)]),
-        help: "GP: the kernel's length scales, one per parameter coordinate (fitted, so that parameters \
-               the loss barely depends on stop blurring the others) or one shared by all [default: per-axis]",
+        help: "GP, squared-exp model: the kernel's length scales, one per parameter coordinate (fitted, so \
+               that parameters the loss barely depends on stop blurring the others) or one shared by all \
+               [default: per-axis]",
     },
 ];
 

@@ -5,6 +5,7 @@
 //! inputs and a seeded stream, and is tested as such.
 #![warn(missing_docs)]
 
+mod bayes;
 pub mod curve;
 pub mod early_stop;
 pub mod error;

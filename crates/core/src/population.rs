@@ -132,6 +132,9 @@ pub struct Population {
     known: usize,
     /// Set when the run has several objectives: "best" is then by Pareto rank and crowding.
     pareto: Option<ParetoRanking>,
+    /// Children the island's other workers are evaluating now (for a propagator that models
+    /// them, the GP's fantasies): added when their breeder says so, gone when they arrive.
+    running: std::collections::BTreeMap<IndividualId, Individual>,
 }
 
 impl Population {
@@ -202,7 +205,16 @@ impl Population {
         bred.sort_unstable();
         let known = stored.len();
         let (by_loss, by_breeding) = (active.into_iter().collect(), bred.into_iter().collect());
-        Population { stored, records, by_loss, by_breeding, active_ids, known, pareto: None }
+        Population {
+            stored,
+            records,
+            by_loss,
+            by_breeding,
+            active_ids,
+            known,
+            pareto: None,
+            running: Default::default(),
+        }
     }
 
     /// Rank by several objectives, minimized after multiplying by `signs` (one per objective):
@@ -237,6 +249,7 @@ impl Population {
     /// A copy with a migration step not above the stored one is a duplicate and is ignored.
     pub fn insert(&mut self, ind: Individual) -> Arrival {
         let id = ind.id;
+        self.running.remove(&id);
         let rec = self.records.entry(id).or_default();
         let steps = ind.migration_steps;
         let loss = ind.loss;
@@ -280,6 +293,19 @@ impl Population {
             }
             (false, false) => Arrival::StoredInactive,
         }
+    }
+
+    /// A peer started evaluating `child`: it counts as running until it arrives evaluated. A child
+    /// that already arrived (messages from two peers can cross) is not running.
+    pub fn start_running(&mut self, child: Individual) {
+        if self.get(&child.id).is_none() {
+            self.running.insert(child.id, child);
+        }
+    }
+
+    /// The children the island's other workers are evaluating, by identity.
+    pub fn running(&self) -> impl Iterator<Item = &Individual> + '_ {
+        self.running.values()
     }
 
     /// Mark identity `id` inactive for every copy up to migration step `steps`. Works before the

@@ -1,22 +1,29 @@
-//! Bayesian optimization with a Gaussian process (GP-EI; Jones et al. 1998, Snoek et al. 2012),
-//! the model of scikit-optimize's `gp_minimize` and Optuna's GP sampler, as a propagator: a
-//! Gaussian process (the `friedrich` crate: squared-exponential kernel with a length scale per
-//! coordinate, or one shared, the scales and amplitude fitted by maximum marginal likelihood, the
-//! noise starting at a tenth of the losses' spread and scaled with the amplitude) is fitted to the
-//! island's evaluated individuals, and the child is the candidate with the highest expected
-//! improvement over the best loss. Unlike TPE, which models each parameter alone, the process sees the parameters together:
-//! a learning rate that is good only with a slow decay is found as such, and a loss that keeps
-//! falling towards a bound leads the search to that bound.
+//! Bayesian optimization with a Gaussian process (Jones et al. 1998, Snoek et al. 2012) as a
+//! propagator: a process is fitted to the island's evaluated individuals, and the child is the
+//! point with the highest expected improvement over the best loss. Unlike TPE, which models each
+//! parameter alone, the process sees the parameters together: a learning rate that is good only
+//! with a slow decay is found as such, and a loss that keeps falling towards a bound leads the
+//! search to that bound.
 //!
-//! Coordinates: float and int parameters on their unit interval (log floats in `ln`), a
-//! categorical parameter one-hot (the dynamic early stopper's model sees the same). Losses are
-//! standardized; a failed evaluation (infinite loss) counts as the worst finite loss,
-//! so the model learns to avoid its region instead of forgetting it.
+//! The model (the default, `matern`; crate::bayes): Optuna 5's GPSampler's. A Matérn-5/2 kernel
+//! with a length scale per parameter, its parameters fitted by maximum a posteriori under Optuna's
+//! priors; floats and ints on their unit interval (log floats in `ln`, ints at their bins'
+//! centres), a categorical as its choice (distance 0 or 1). The acquisition is the logarithm of
+//! expected improvement, maximized by local searches (L-BFGS on the floats, a discrete search on
+//! ints and categoricals) from the best of many candidates, the island's best point and others
+//! drawn by score. The evaluations the island's other workers are running enter the model as
+//! fantasies (kriging believer: their predicted loss as if observed, the kernel unchanged), so
+//! that the model is sure there and workers breeding at once spread out instead of proposing
+//! near-twins. The model runs before it (`matern: false`, what a checkpoint that does not say
+//! recorded): a squared-exponential kernel through the `friedrich` crate, plain expected
+//! improvement, the best candidate without local search, no fantasies.
 //!
-//! Candidates: half drawn uniformly from the space, half near the best few individuals (Gaussian
-//! steps on the unit interval, reflected at the bounds or, in a share of them, stopped there; a
-//! categorical re-drawn now and then), so that the maximum of the acquisition is looked for both
-//! everywhere and where it usually is, the boundary included (a uniform draw never lands on it).
+//! Losses are standardized; a failed evaluation (infinite loss) counts as the worst finite loss,
+//! so the model learns to avoid its region instead of forgetting it. Candidates: half drawn
+//! uniformly from the space, half near the best few individuals (Gaussian steps on the unit
+//! interval, reflected at the bounds or, in a share of them, stopped there; a categorical
+//! re-drawn now and then), so that the maximum of the acquisition is looked for both everywhere
+//! and where it usually is, the boundary included (a uniform draw never lands on it).
 //!
 //! It keeps no state: a resumed run breeds from what its checkpoint holds, and workers breeding
 //! from one island at once draw different candidates from their own random streams. Until the
@@ -25,8 +32,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::gp_coordinates::ModelCoordinates;
 use super::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_unit};
 use super::{Arity, Pool, Propagator};
+use crate::bayes::acquisition::{LogEi, maximize};
+use crate::bayes::matern::MaternGp;
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
 use crate::rng::PropRng;
@@ -58,11 +68,33 @@ pub struct GpConfig {
     /// Absent from a configuration saved before it existed: 0, every step reflected.
     #[serde(default)]
     pub at_bounds: f64,
+    /// The Matérn-5/2 model with MAP priors, log EI, local searches and fantasies (the module's
+    /// documentation); false: the squared-exponential model. Absent from a configuration saved
+    /// before it existed: false, the model those runs bred with.
+    #[serde(default)]
+    pub matern: bool,
+    /// Local searches of the acquisition per child (the Matérn model only). Absent from a
+    /// configuration saved before it existed: 10.
+    #[serde(default = "default_starts")]
+    pub starts: usize,
+}
+
+fn default_starts() -> usize {
+    10
 }
 
 impl Default for GpConfig {
     fn default() -> Self {
-        GpConfig { startup: 6, candidates: 1000, xi: 0.01, max_points: 200, per_axis: true, at_bounds: 0.5 }
+        GpConfig {
+            startup: 6,
+            candidates: 2048,
+            xi: 0.0,
+            max_points: 200,
+            per_axis: true,
+            at_bounds: 0.5,
+            matern: true,
+            starts: default_starts(),
+        }
     }
 }
 
@@ -76,6 +108,7 @@ const LOCAL_SIGMA: f64 = 0.15;
 pub struct Gp {
     space: SearchSpace,
     axes: Vec<ParamAxis>,
+    model: ModelCoordinates,
     config: GpConfig,
 }
 
@@ -104,8 +137,12 @@ impl Gp {
                 config.max_points, config.startup
             )));
         }
+        if config.matern && config.starts == 0 {
+            return Err(Error::InvalidPropagator("the GP propagator needs at least one local search start".into()));
+        }
         let axes = param_axes(space, "GP")?;
-        Ok(Gp { space: space.clone(), axes, config })
+        let model = ModelCoordinates::new(space, &axes);
+        Ok(Gp { space: space.clone(), axes, model, config })
     }
 
     /// A candidate near `centre`: every number moved by a Gaussian step on its unit interval
@@ -190,6 +227,9 @@ impl Propagator for Gp {
     fn offspring(&self) -> usize {
         1
     }
+    fn models_running(&self) -> bool {
+        self.config.matern
+    }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         check_same_space(&self.space, space, "GP")?;
         let Some(mut told) = self.training_set(pool) else {
@@ -203,9 +243,7 @@ impl Propagator for Gp {
         let magnitude = if magnitude > 0.0 { magnitude } else { 1.0 };
         let (mean, variance) = mean_and_variance(told.iter().map(|(_, l)| l / magnitude));
         let sd = if variance > 0.0 { variance.sqrt() } else { 1.0 };
-        let inputs: Vec<Vec<f64>> = told.iter().map(|(v, _)| encode(space, v)).collect();
         let outputs: Vec<f64> = told.iter().map(|(_, l)| (l / magnitude - mean) / sd).collect();
-        let best = outputs.iter().copied().fold(f64::INFINITY, f64::min);
         let centres = &told[..told.len().min(LOCAL_CENTRES)];
         let candidates: Vec<Vec<Value>> = (0..self.config.candidates)
             .map(|k| {
@@ -216,11 +254,28 @@ impl Propagator for Gp {
                 }
             })
             .collect();
-        let coded: Vec<Vec<f64>> = candidates.iter().map(|c| encode(space, c)).collect();
-        // The losses are finite here (failures replaced), so this falls back only on broken data.
-        let Some(predicted) = self.fit_and_predict(inputs, outputs, &coded) else {
-            return Ok(vec![Individual::new(space.sample(rng))]);
+        let child = if self.config.matern {
+            self.matern_child(&told, outputs, pool, &candidates, rng)
+        } else {
+            self.squared_exp_child(&told, outputs, candidates)
         };
+        // The model is refused only broken data (the losses are finite here): a uniform draw.
+        Ok(vec![Individual::new(child.unwrap_or_else(|| space.sample(rng)))])
+    }
+}
+
+impl Gp {
+    /// The candidate with the highest expected improvement under the squared-exponential model.
+    fn squared_exp_child(
+        &self,
+        told: &[(Vec<Value>, f64)],
+        outputs: Vec<f64>,
+        candidates: Vec<Vec<Value>>,
+    ) -> Option<Vec<Value>> {
+        let best = outputs.iter().copied().fold(f64::INFINITY, f64::min);
+        let inputs: Vec<Vec<f64>> = told.iter().map(|(v, _)| encode(&self.space, v)).collect();
+        let coded: Vec<Vec<f64>> = candidates.iter().map(|c| encode(&self.space, c)).collect();
+        let predicted = self.fit_and_predict(inputs, outputs, &coded)?;
         // A NaN score (a model broken by extreme data) ranks below every real one.
         let scores: Vec<f64> = predicted
             .into_iter()
@@ -230,7 +285,47 @@ impl Propagator for Gp {
         // The first of the best scores: a model that predicts nothing (NaN) falls back to the
         // first candidate, a uniform draw.
         let pick = (0..candidates.len()).fold(0, |b, k| if scores[k] > scores[b] { k } else { b });
-        Ok(vec![Individual::new(candidates.into_iter().nth(pick).expect("at least one candidate"))])
+        candidates.into_iter().nth(pick)
+    }
+
+    /// The point with the highest log expected improvement under the Matérn model, with the
+    /// island's running evaluations as fantasies.
+    fn matern_child(
+        &self,
+        told: &[(Vec<Value>, f64)],
+        mut outputs: Vec<f64>,
+        pool: &dyn Pool,
+        candidates: &[Vec<Value>],
+        rng: &mut PropRng,
+    ) -> Option<Vec<Value>> {
+        let mut inputs: Vec<Vec<f64>> = told.iter().map(|(v, _)| self.model.encode(v)).collect();
+        let fitted = MaternGp::fit(self.model.coordinates(), inputs.clone(), outputs.clone())?;
+        let running: Vec<Vec<f64>> = pool
+            .iter_running()
+            .filter(|i| self.space.contains(&i.values))
+            .map(|i| self.model.encode(&i.values))
+            .collect();
+        let best = outputs.iter().copied().fold(f64::INFINITY, f64::min);
+        let gp = if running.is_empty() {
+            fitted
+        } else {
+            // Kriging believer, capped: each running point as if it had returned the loss predicted
+            // there, but none better than the island's best. The model is then sure of it and sees
+            // nothing to gain there or right beside it (so workers breeding at once do not propose
+            // near-twins), while the incumbent stays what was observed (lowering it to a predicted
+            // improvement sent the search to the corners, measured on BBOB).
+            let believed = running.iter().map(|x| fitted.predict(x).0.max(best));
+            outputs.extend(believed);
+            inputs.extend(running);
+            MaternGp::with_hyper(self.model.coordinates(), fitted.hyper().clone(), inputs, outputs)?
+        };
+        let best = best - self.config.xi;
+        let coded: Vec<Vec<f64>> = candidates.iter().map(|c| self.model.encode(c)).collect();
+        // The island's best point starts a local search too (told is sorted best first).
+        let warm = [gp.points()[0].clone()];
+        let acquisition = LogEi { gp: &gp, best };
+        let x = maximize(&acquisition, self.model.kinds(), &coded, &warm, self.config.starts, rng);
+        Some(self.model.decode(&x))
     }
 }
 
@@ -386,10 +481,15 @@ mod tests {
         };
         let child = |pool: &Vec<Individual>| gp.propagate(pool, &s, &mut worker_rng(22, 0)).unwrap().remove(0).values;
         let plain = child(&pool);
-        // Losses near 1e300 (their squares overflow): the same model, so the same child from the
-        // same random stream; a uniform draw would differ.
-        assert_eq!(child(&scaled(1e300 / 2.3)), plain);
-        assert_eq!(child(&scaled(1e-300)), plain);
+        // Losses near 1e300 (their squares overflow): the same model up to rounding, so the same
+        // child from the same random stream (the local searches may end a rounding apart); a
+        // uniform draw would differ.
+        let coded = |v: &[Value]| gp.model.encode(v);
+        for factor in [1e300 / 2.3, 1e-300] {
+            let scaled_child = child(&scaled(factor));
+            let apart = coded(&scaled_child).iter().zip(coded(&plain)).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            assert!(apart < 1e-6, "{scaled_child:?} against {plain:?}");
+        }
         assert_ne!(s.sample(&mut worker_rng(22, 0)), plain, "the child is not the stream's first uniform draw");
     }
 
@@ -423,9 +523,81 @@ mod tests {
     fn a_configuration_saved_before_the_per_axis_kernel_reads_as_it_ran() {
         let old = r#"{"startup": 6, "candidates": 1000, "xi": 0.01, "max_points": 200}"#;
         let config: GpConfig = serde_json::from_str(old).unwrap();
-        assert_eq!(config, GpConfig { per_axis: false, at_bounds: 0.0, ..GpConfig::default() });
+        let legacy = GpConfig {
+            startup: 6,
+            candidates: 1000,
+            xi: 0.01,
+            max_points: 200,
+            per_axis: false,
+            at_bounds: 0.0,
+            matern: false,
+            starts: 10,
+        };
+        assert_eq!(config, legacy);
         let now = serde_json::to_string(&GpConfig::default()).unwrap();
         assert_eq!(serde_json::from_str::<GpConfig>(&now).unwrap(), GpConfig::default());
+    }
+
+    /// Evaluated individuals and the children other workers are running.
+    struct WithRunning {
+        done: Vec<Individual>,
+        running: Vec<Individual>,
+    }
+
+    impl Pool for WithRunning {
+        fn size(&self) -> usize {
+            self.done.size()
+        }
+        fn best(&self, k: usize) -> Vec<Individual> {
+            self.done.best(k)
+        }
+        fn worst(&self, k: usize) -> Vec<Individual> {
+            self.done.worst(k)
+        }
+        fn sample(&self, k: usize, rng: &mut PropRng) -> Vec<Individual> {
+            self.done.sample(k, rng)
+        }
+        fn to_vec(&self) -> Vec<Individual> {
+            self.done.clone()
+        }
+        fn iter_all(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+            self.done.iter_all()
+        }
+        fn iter_latest_bred(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+            self.done.iter_latest_bred()
+        }
+        fn iter_running(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+            Box::new(self.running.iter())
+        }
+    }
+
+    #[test]
+    fn running_evaluations_push_the_next_child_away_and_the_same_seed_breeds_the_same_child() {
+        let s = SearchSpace::builder().float("x", 0.0, 1.0).float("y", 0.0, 1.0).build().unwrap();
+        let bowl = |v: &[Value]| (v[0].as_f64() - 0.3).powi(2) + (v[1].as_f64() - 0.6).powi(2);
+        let gp = Gp::new(&s, GpConfig::default()).unwrap();
+        let mut rng = worker_rng(8, 0);
+        let done: Vec<Individual> = (0..12)
+            .map(|_| {
+                let v = s.sample(&mut rng);
+                let l = bowl(&v);
+                with_loss(v, l)
+            })
+            .collect();
+        let breed = |pool: &dyn Pool| gp.propagate(pool, &s, &mut worker_rng(9, 0)).unwrap().remove(0).values;
+        let alone = breed(&WithRunning { done: done.clone(), running: vec![] });
+        assert_eq!(breed(&WithRunning { done: done.clone(), running: vec![] }), alone, "same seed, same child");
+        assert!(s.contains(&alone));
+        // Another worker is evaluating that very child: the model is sure of it now, and the next
+        // child, from the same random stream, goes elsewhere.
+        let running = vec![Individual::new(alone.clone())];
+        let next = breed(&WithRunning { done: done.clone(), running });
+        let apart =
+            ((next[0].as_f64() - alone[0].as_f64()).powi(2) + (next[1].as_f64() - alone[1].as_f64()).powi(2)).sqrt();
+        assert!(apart > 0.02, "{next:?} next to the running {alone:?}");
+        // Running children outside the space (a mismatched message) are ignored, not modelled.
+        let stray = vec![Individual::new(vec![Value::Float(7.0), Value::Float(0.5)])];
+        assert_eq!(breed(&WithRunning { done, running: stray }), alone);
     }
 
     #[test]

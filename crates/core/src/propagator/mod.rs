@@ -7,6 +7,7 @@ mod crossover;
 mod default;
 mod differential;
 mod gp;
+mod gp_coordinates;
 mod init;
 mod mutation;
 mod nelder_mead;
@@ -82,6 +83,12 @@ pub trait Pool {
             .into_iter()
             .filter(|i| i.id.worker == worker)
             .min_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)))
+    }
+    /// The children other workers of the island are evaluating now, without a result yet (what a
+    /// model can take as fantasies, so that workers breeding at once spread out). None by
+    /// default: a pool that is a previous stage's output has no running evaluations.
+    fn iter_running(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+        Box::new(std::iter::empty())
     }
 }
 
@@ -160,6 +167,10 @@ impl Pool for Population {
     fn best_of_worker(&self, worker: u32) -> Option<Individual> {
         Population::best_of_worker(self, worker).cloned()
     }
+    /// [`Population::running`].
+    fn iter_running(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+        Box::new(self.running())
+    }
 }
 
 /// Who is breeding: the worker and the generation its child will have. Most propagators do not
@@ -182,6 +193,12 @@ pub trait Propagator: Send + Sync + std::fmt::Debug {
     fn parents(&self) -> Arity;
     /// How many individuals it returns.
     fn offspring(&self) -> usize;
+    /// Whether it models the evaluations the island's other workers are running
+    /// ([`Pool::iter_running`]): the driver then tells a worker's island peers of each child it
+    /// starts evaluating. False by default: the message would be wasted.
+    fn models_running(&self) -> bool {
+        false
+    }
     /// Breed. Children come back with `loss = +inf`; their identity is set by the driver.
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>>;
     /// Breed as `breeder`: what the driver calls. The default ignores who breeds and calls
@@ -210,6 +227,9 @@ impl Propagator for Box<dyn Propagator> {
     }
     fn offspring(&self) -> usize {
         self.as_ref().offspring()
+    }
+    fn models_running(&self) -> bool {
+        self.as_ref().models_running()
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         self.as_ref().propagate(pool, space, rng)

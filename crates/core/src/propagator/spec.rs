@@ -204,8 +204,9 @@ mod tests {
     fn settings_missing_from_an_old_spec_take_their_serde_defaults() {
         let old = json!({"name": "gp", "startup": 6, "candidates": 1000, "xi": 0.01, "max_points": 200});
         let PropagatorSpec::Gp(config) = serde_json::from_value(old).unwrap() else { panic!("not gp") };
-        assert!(!config.per_axis);
+        assert!(!config.per_axis && !config.matern);
         assert!(GpConfig::default().per_axis, "new runs use the per-axis kernel");
+        assert!(GpConfig::default().matern, "and the Matérn model");
         let e = PropagatorSpec::from_settings("tpe", json!({"gamma": "high"}).as_object().unwrap().clone());
         assert!(e.unwrap_err().to_string().contains("propagator tpe"));
     }
@@ -217,7 +218,7 @@ mod tests {
         let PropagatorSpec::Gp(mut config) = gp.clone() else { unreachable!() };
         config.xi = 0.1;
         let d = gp.differences(&PropagatorSpec::Gp(config));
-        assert_eq!(d, vec![("propagator gp xi".to_string(), "0.01".to_string(), "0.1".to_string())]);
+        assert_eq!(d, vec![("propagator gp xi".to_string(), "0.0".to_string(), "0.1".to_string())]);
         let d = gp.differences(&PropagatorSpec::with_defaults("tpe", 4).unwrap());
         assert_eq!(d, vec![("propagator".to_string(), "gp".to_string(), "tpe".to_string())]);
     }

@@ -27,6 +27,10 @@ pub enum Message {
     /// A report of an evaluation its breeder is still running, for the island peers' early
     /// stoppers (only with a stopper that hears running evaluations).
     Progress { id: IndividualId, step: u64, value: f64 },
+    /// A child its breeder has started evaluating, for the island peers' models (only with a
+    /// propagator that models running evaluations: the GP's fantasies). Never journaled: a resume
+    /// breeds the unfinished children again, and their peers hear of them then.
+    Running(Individual),
 }
 
 /// Encode any serde value for the wire.

@@ -21,6 +21,15 @@ impl RootWorker<'_, '_> {
         self.send_to_island_peers(roots, encode(&Message::Evaluated(ind.clone())))
     }
 
+    /// Tell the island peers that this worker started evaluating `child`, when the propagator
+    /// models running evaluations.
+    pub(super) fn announce_running(&mut self, roots: &mut dyn Communicator, child: &Individual) -> Result<()> {
+        if !self.propagator.models_running() {
+            return Ok(());
+        }
+        self.send_to_island_peers(roots, encode(&Message::Running(child.clone())))
+    }
+
     /// Send `bytes` to every other worker of this island.
     pub(super) fn send_to_island_peers(&mut self, roots: &mut dyn Communicator, bytes: Vec<u8>) -> Result<()> {
         for peer in self.run.layout.island_workers(self.island) {
@@ -71,6 +80,7 @@ impl DataHandler for RootWorker<'_, '_> {
             }
             Message::Migrants(list) => self.immigrate(roots, from, list)?,
             Message::Progress { id, step, value } => self.running.progress(id, step, value),
+            Message::Running(child) => self.population.start_running(child),
         }
         Ok(())
     }

@@ -166,6 +166,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         self.rng.set_word_pos(u128::from(generation) << 40);
         let mut ind = self.breed(generation)?;
         self.journal_bred(&ind)?;
+        self.announce_running(roots, &ind)?;
         if let Some(wc) = reborrow(&mut worker_comm) {
             let mut bytes = super::encode(&Some(ind.clone()));
             wc.broadcast(0, &mut bytes)?;

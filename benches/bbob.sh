@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Search quality per evaluation on COCO's BBOB functions (through the `ioh` package): propulate-rs
+# as command trials (benches/bbob_trial.py, `--preload ioh`) with asynchronous workers, against
+# Optuna 5.0.0's samplers run sequentially (benches/bbob_optuna.py), on the same problems. Prints
+# per problem the best f - f_opt each method reached within the budget, then per pair of methods
+# on how many problems one was at most the other and the median ratio (benches/summarize_bbob.py).
+#
+#   bash benches/bbob.sh                                    # 24 functions, 5-D, 200 evaluations
+#   DIMS=2 BUDGET=50 bash benches/bbob.sh
+#   DIMS=10 BUDGET=1000 OPTUNA="tpe cmaes" bash benches/bbob.sh
+#   NP=32 ISLANDS=4 DIMS=10 BUDGET=1000 bash benches/bbob.sh
+#
+# Knobs: FUNCTIONS [1..24]; INSTANCES [1 2 3 4 5]; DIMS [5]; BUDGET [200] evaluations per run;
+# NP [8] MPI ranks, one worker each; ISLANDS [1]; OURS ["default"]: propagators of propulate-rs
+# to run ("default" is no --propagator flag: what a `--space` command trial gets), each a name
+# for --propagator (empty: none); OPTUNA ["tpe gp"]: tpe, gp, cmaes (default settings each; empty:
+# none); SEED [1];
+# WORK [bench-results/bbob]: results.jsonl there gains a line per run, and a run already in it is
+# not run again (rerun with another WORK, or delete lines); BIN [target/release/propulate-rs,
+# built here]. Installs ioh 0.3.22, Optuna 5.0.0 and SciPy 1.17.1 (its GPSampler needs it) into .venv-bbob/, with the torch of the
+# README's set-up (.torch/, for Optuna's GPSampler).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/mpi-env.sh
+FUNCTIONS=${FUNCTIONS:-$(seq -s ' ' 1 24)}
+INSTANCES=${INSTANCES:-"1 2 3 4 5"}
+DIMS=${DIMS:-5}
+BUDGET=${BUDGET:-200}
+NP=${NP:-8}
+ISLANDS=${ISLANDS:-1}
+OURS=${OURS-default}
+OPTUNA=${OPTUNA-"tpe gp"}
+SEED=${SEED:-1}
+WORK=${WORK:-bench-results/bbob}
+if [ -z "${BIN:-}" ]; then
+    cargo build --release --bin propulate-rs >&2
+    BIN=$PWD/target/release/propulate-rs
+fi
+if ((BUDGET % NP)); then
+    echo "bbob: BUDGET ($BUDGET) must be a multiple of NP ($NP): each worker runs BUDGET/NP evaluations" >&2
+    exit 1
+fi
+
+venv=.venv-bbob
+if ! "$venv/bin/python" -c "import ioh, optuna, scipy, torch, sys; sys.exit(optuna.__version__ != '5.0.0')" 2>/dev/null; then
+    echo "bbob: installing ioh 0.3.22 and optuna 5.0.0 into $venv" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "ioh==0.3.22" "optuna==5.0.0" "scipy==1.17.1"
+    # Optuna's GPSampler needs torch: the one the set-up installed (scripts/install-libtorch.sh).
+    torch_site=$(ls -d "$PWD"/.torch/lib/python3*/site-packages)
+    echo "$torch_site" > "$(ls -d "$venv"/lib/python3*/site-packages)/propulate-torch.pth"
+    "$venv/bin/python" -c "import ioh, optuna, torch"
+fi
+PY=$PWD/$venv/bin/python
+
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+results=$WORK/results.jsonl
+touch "$results"
+done_already() { grep -qF "\"key\": \"$1\"" "$results"; }
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+
+for dim in $DIMS; do
+    space=$WORK/space-$dim.toml
+    { echo "[params]"; for ((i = 0; i < dim; i++)); do echo "x$i = { type = \"float\", low = -5.0, high = 5.0 }"; done; } > "$space"
+    for fid in $FUNCTIONS; do
+        for inst in $INSTANCES; do
+            for ours in $OURS; do
+                method="propulate-$ours"
+                key="$method f$fid i$inst d$dim b$BUDGET np$NP islands$ISLANDS s$SEED"
+                done_already "$key" && continue
+                run=$WORK/runs/${key// /-}
+                rm -rf "$run"
+                mkdir -p "$run"
+                flags=()
+                [ "$ours" = default ] || flags=(--propagator "$ours")
+                start=$(date +%s.%N)
+                mpirun -np "$NP" "$BIN" --islands "$ISLANDS" --generations $((BUDGET / NP)) --seed "$SEED" \
+                    --space "$space" --preload ioh --checkpoint "$run/ck" --out "$run" --quiet "${flags[@]}" \
+                    -- "$PY" "$PWD/benches/bbob_trial.py" "$fid" "$inst" "$dim" > "$run/run.log" 2>&1 ||
+                    { echo "bbob: $key failed; see $run/run.log" >&2; exit 1; }
+                seconds=$("$PY" -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)")
+                best=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['loss'])" "$run/best.json")
+                echo "{\"key\": \"$key\", \"method\": \"$method\", \"fid\": $fid, \"instance\": $inst, \"dim\": $dim, \"budget\": $BUDGET, \"best\": $best, \"seconds\": $seconds}" >> "$results"
+                echo "$key: $best (${seconds%.*} s)" >&2
+            done
+            for sampler in $OPTUNA; do
+                method="optuna-$sampler"
+                key="$method f$fid i$inst d$dim b$BUDGET s$SEED"
+                done_already "$key" && continue
+                out=$("$PY" benches/bbob_optuna.py "$sampler" "$fid" "$inst" "$dim" "$BUDGET" "$SEED")
+                best=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['best'])")
+                seconds=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['seconds'])")
+                echo "{\"key\": \"$key\", \"method\": \"$method\", \"fid\": $fid, \"instance\": $inst, \"dim\": $dim, \"budget\": $BUDGET, \"best\": $best, \"seconds\": $seconds}" >> "$results"
+                echo "$key: $best (${seconds%.*} s)" >&2
+            done
+        done
+    done
+done
+"$PY" benches/summarize_bbob.py "$results"

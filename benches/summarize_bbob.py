@@ -1,0 +1,55 @@
+"""Tables of benches/bbob.sh's results.jsonl: per (dimension, budget), per function the median over
+instances of each method's best f - f_opt, then for each propulate-rs method against each other
+method the functions on which it was at most the other and the median of the ratios.
+
+    python benches/summarize_bbob.py bench-results/bbob/results.jsonl
+
+A geometric mean over functions is printed too, but compare per function: a method that hits one
+optimum exactly dominates any mean of logarithms. Values below FLOOR count as FLOOR in ratios.
+"""
+import json
+import math
+import statistics
+import sys
+from collections import defaultdict
+
+FLOOR = 1e-8
+
+
+def main() -> None:
+    rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["dim"], r["budget"])].append(r)
+    for (dim, budget), group in sorted(groups.items()):
+        per = defaultdict(lambda: defaultdict(list))  # method -> fid -> [best per instance]
+        seconds = defaultdict(list)
+        for r in group:
+            per[r["method"]][r["fid"]].append(r["best"])
+            seconds[r["method"]].append(r["seconds"])
+        methods = sorted(per, key=lambda m: (not m.startswith("propulate"), m))
+        fids = sorted(set.intersection(*(set(per[m]) for m in methods)))
+        med = {m: {f: statistics.median(per[m][f]) for f in fids} for m in methods}
+        instances = {m: sorted({len(per[m][f]) for f in fids}) for m in methods}
+        print(f"\n## {dim}-D, {budget} evaluations: median over instances of best f - f_opt")
+        print("| f | " + " | ".join(methods) + " |")
+        print("|---|" + "---|" * len(methods))
+        for f in fids:
+            print(f"| f{f} | " + " | ".join(f"{med[m][f]:.3g}" for m in methods) + " |")
+        geo = [math.exp(statistics.mean(math.log(max(med[m][f], FLOOR)) for f in fids)) for m in methods]
+        print("| geometric mean | " + " | ".join(f"{g:.3g}" for g in geo) + " |")
+        print("| instances per function | " + " | ".join(",".join(map(str, instances[m])) for m in methods) + " |")
+        print("| median seconds per run | " + " | ".join(f"{statistics.median(seconds[m]):.1f}" for m in methods) + " |")
+        print()
+        for ours in (m for m in methods if m.startswith("propulate")):
+            for other in (m for m in methods if m != ours):
+                at_most = sum(med[ours][f] <= med[other][f] for f in fids)
+                ratios = [max(med[ours][f], FLOOR) / max(med[other][f], FLOOR) for f in fids]
+                print(
+                    f"{ours} <= {other} on {at_most} of {len(fids)} functions; "
+                    f"median ratio {statistics.median(ratios):.3g}"
+                )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,245 @@
+//! Where to evaluate next: the point of the space with the highest log expected improvement under
+//! the process, found as Optuna's GPSampler and BoTorch find it. Many candidates are scored (the
+//! caller draws them: uniform and near the best points); a few of them become starts (the best
+//! one, the caller's warm starts, and others drawn with probability growing with their score); from
+//! each start a local search alternates L-BFGS on the continuous coordinates with a search over
+//! each discrete one (every value of a small int range or of a categorical, a widening line search
+//! on a larger int range) until a round gains nothing.
+
+use rand::RngExt;
+
+use super::lbfgs::{Stop, minimize};
+use super::log_ei::log_expected_improvement;
+use super::matern::MaternGp;
+use crate::rng::PropRng;
+
+/// How one model coordinate may move.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum CoordinateKind {
+    /// Anywhere in [0, 1].
+    Continuous,
+    /// The centres of `n` equal bins of [0, 1] (an int parameter's values).
+    Grid(usize),
+    /// One of `n` choices, held as the choice's index.
+    Choices(usize),
+}
+
+/// A grid this small is searched whole; a larger one by a widening line search.
+const EXHAUSTIVE_GRID: usize = 32;
+/// Rounds of alternating continuous and discrete search per start.
+const ROUNDS: usize = 5;
+/// A round that gains less log EI than this ends the search.
+const ROUND_GAIN: f64 = 1e-6;
+const CLIMB: Stop = Stop { iterations: 100, gradient: 1e-7, relative_decrease: 1e-10 };
+/// Smallest predictive variance used: the log of EI at a point the model is sure of stays finite.
+const MIN_VARIANCE: f64 = 1e-18;
+
+/// Log expected improvement below `best` under a process.
+pub(crate) struct LogEi<'a> {
+    pub gp: &'a MaternGp,
+    pub best: f64,
+}
+
+impl LogEi<'_> {
+    pub(crate) fn value(&self, x: &[f64]) -> f64 {
+        let (mean, variance) = self.gp.predict(x);
+        let v = log_expected_improvement(mean, variance.max(MIN_VARIANCE).sqrt(), self.best).0;
+        if v.is_nan() { f64::NEG_INFINITY } else { v }
+    }
+
+    fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
+        let b = self.gp.belief(x);
+        let sd = b.variance.max(MIN_VARIANCE).sqrt();
+        let (v, d_mean, d_sd) = log_expected_improvement(b.mean, sd, self.best);
+        let held = b.variance <= MIN_VARIANCE;
+        let grad = b
+            .d_mean
+            .iter()
+            .zip(&b.d_variance)
+            .map(|(dm, dv)| d_mean * dm + if held { 0.0 } else { d_sd * dv / (2.0 * sd) })
+            .collect();
+        (v, grad)
+    }
+}
+
+/// The candidate with the highest log EI after local searches from the best of `candidates`,
+/// the `warm` starts and others drawn by score; `starts` local searches in all.
+pub(crate) fn maximize(
+    acquisition: &LogEi<'_>,
+    kinds: &[CoordinateKind],
+    candidates: &[Vec<f64>],
+    warm: &[Vec<f64>],
+    starts: usize,
+    rng: &mut PropRng,
+) -> Vec<f64> {
+    let scores: Vec<f64> = candidates.iter().map(|c| acquisition.value(c)).collect();
+    let top = (0..candidates.len()).fold(0, |b, k| if scores[k] > scores[b] { k } else { b });
+    let mut chosen: Vec<Vec<f64>> = vec![candidates[top].clone()];
+    chosen.extend(warm.iter().take(starts.saturating_sub(1)).cloned());
+    // Drawn without replacement with probability proportional to exp(score - top score): the
+    // smallest of -ln(u) / weight (the exponential-race form of weighted sampling).
+    let top_score = scores[top];
+    let mut race: Vec<(f64, usize)> = (0..candidates.len())
+        .filter(|&k| k != top && scores[k].is_finite())
+        .map(|k| (-rng.random::<f64>().max(f64::MIN_POSITIVE).ln() / (scores[k] - top_score).exp().max(1e-300), k))
+        .collect();
+    race.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let room = starts.saturating_sub(chosen.len());
+    chosen.extend(race.into_iter().take(room).map(|(_, k)| candidates[k].clone()));
+    let mut best = (scores[top], candidates[top].clone());
+    for start in chosen {
+        let (value, x) = local_search(acquisition, kinds, start);
+        if value > best.0 {
+            best = (value, x);
+        }
+    }
+    best.1
+}
+
+/// Climb from `x`: alternate L-BFGS on the continuous coordinates with each discrete one's search.
+fn local_search(acquisition: &LogEi<'_>, kinds: &[CoordinateKind], mut x: Vec<f64>) -> (f64, Vec<f64>) {
+    let continuous: Vec<usize> = (0..kinds.len()).filter(|&j| kinds[j] == CoordinateKind::Continuous).collect();
+    let mut value = acquisition.value(&x);
+    for _ in 0..ROUNDS {
+        let before = value;
+        if !continuous.is_empty() {
+            let start: Vec<f64> = continuous.iter().map(|&j| x[j]).collect();
+            let mut full = x.clone();
+            let found = minimize(
+                |c| {
+                    for (&j, v) in continuous.iter().zip(c) {
+                        full[j] = *v;
+                    }
+                    let (v, g) = acquisition.value_and_gradient(&full);
+                    (-v, continuous.iter().map(|&j| -g[j]).collect())
+                },
+                &start,
+                &vec![0.0; continuous.len()],
+                &vec![1.0; continuous.len()],
+                CLIMB,
+            );
+            if -found.value > value {
+                for (&j, v) in continuous.iter().zip(&found.x) {
+                    x[j] = *v;
+                }
+                value = -found.value;
+            }
+        }
+        for (j, kind) in kinds.iter().enumerate() {
+            let options: Vec<f64> = match *kind {
+                CoordinateKind::Continuous => continue,
+                CoordinateKind::Choices(n) => (0..n).map(|c| c as f64).collect(),
+                CoordinateKind::Grid(n) if n <= EXHAUSTIVE_GRID => (0..n).map(|i| grid_point(i, n)).collect(),
+                CoordinateKind::Grid(n) => widening_neighbours(x[j], n),
+            };
+            for option in options {
+                if option == x[j] {
+                    continue;
+                }
+                let old = x[j];
+                x[j] = option;
+                let v = acquisition.value(&x);
+                if v > value {
+                    value = v;
+                } else {
+                    x[j] = old;
+                }
+            }
+        }
+        if value - before < ROUND_GAIN {
+            break;
+        }
+    }
+    (value, x)
+}
+
+/// The centre of bin `i` of `n`.
+pub(crate) fn grid_point(i: usize, n: usize) -> f64 {
+    (i as f64 + 0.5) / n as f64
+}
+
+/// The bins 1, 2, 4, 8, ... away from the one `x` lies in, on both sides, within the grid.
+fn widening_neighbours(x: f64, n: usize) -> Vec<f64> {
+    let at = ((x * n as f64).floor() as i64).clamp(0, n as i64 - 1);
+    let mut out = Vec::new();
+    let mut step = 1i64;
+    while step < n as i64 {
+        for i in [at - step, at + step] {
+            if (0..n as i64).contains(&i) {
+                out.push(grid_point(i as usize, n));
+            }
+        }
+        step *= 2;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::matern::Coordinates;
+    use super::*;
+    use crate::rng::worker_rng;
+
+    /// A process fitted to a bowl around 0.7 in coordinate 0, sampled densely (every 0.1, with
+    /// every value of coordinate 1, which adds 0.3 unless it is 2), and the best loss seen.
+    fn bowl(kind: CoordinateKind) -> (MaternGp, f64) {
+        let mut xs = Vec::new();
+        let mut ys = Vec::new();
+        for k in 0..33 {
+            let x1 = match kind {
+                CoordinateKind::Choices(_) => (k % 3) as f64,
+                _ => grid_point(k % 3, 3),
+            };
+            let x = vec![(k / 3) as f64 / 10.0, x1];
+            let y = (x[0] - 0.7).powi(2) + if k % 3 == 2 { 0.0 } else { 0.3 };
+            xs.push(x);
+            ys.push(y * 4.0 - 1.0);
+        }
+        let best = ys.iter().copied().fold(f64::INFINITY, f64::min);
+        let coordinates = Coordinates { categorical: vec![false, matches!(kind, CoordinateKind::Choices(_))] };
+        (MaternGp::fit(coordinates, xs, ys).unwrap(), best)
+    }
+
+    #[test]
+    fn the_search_finds_the_bowls_bottom_and_the_right_choice() {
+        let (gp, best) = bowl(CoordinateKind::Choices(3));
+        let acquisition = LogEi { gp: &gp, best };
+        let kinds = [CoordinateKind::Continuous, CoordinateKind::Choices(3)];
+        // From near the bottom, one local search gets there; from afar it may stop at a local
+        // maximum (the variance between data points makes several), but it climbs.
+        let (_, x) = local_search(&acquisition, &kinds, vec![0.55, 0.0]);
+        assert!((x[0] - 0.7).abs() < 0.05 && x[1] == 2.0, "{x:?}");
+        let (value, x) = local_search(&acquisition, &kinds, vec![0.1, 0.0]);
+        assert!(value > acquisition.value(&[0.1, 0.0]) && (0.0..=1.0).contains(&x[0]), "{x:?}");
+        // The whole maximization, from scattered candidates, gets there too, in the box, and
+        // beats every candidate.
+        let mut rng = worker_rng(1, 0);
+        let candidates: Vec<Vec<f64>> = (0..200).map(|_| vec![rng.random(), rng.random_range(0..3) as f64]).collect();
+        let x = maximize(&acquisition, &kinds, &candidates, &[], 5, &mut rng);
+        assert!((0.0..=1.0).contains(&x[0]) && (x[0] - 0.7).abs() < 0.1 && x[1] == 2.0, "{x:?}");
+        let found = acquisition.value(&x);
+        assert!(candidates.iter().all(|c| acquisition.value(c) <= found));
+    }
+
+    #[test]
+    fn a_grid_coordinate_only_takes_its_bin_centres() {
+        let (gp, best) = bowl(CoordinateKind::Grid(3));
+        let acquisition = LogEi { gp: &gp, best };
+        for n in [5, 1000] {
+            // Coordinate 0 as a grid of n bins, coordinate 1 continuous.
+            let kinds = [CoordinateKind::Grid(n), CoordinateKind::Continuous];
+            let (_, x) = local_search(&acquisition, &kinds, vec![grid_point(0, n), 0.5]);
+            let bin = x[0] * n as f64 - 0.5;
+            assert!((bin - bin.round()).abs() < 1e-9, "{n}: {x:?}");
+            assert!((x[0] - 0.7).abs() < 0.15, "{n}: {x:?}");
+        }
+    }
+
+    #[test]
+    fn widening_neighbours_stay_on_the_grid() {
+        let n = 100;
+        let near = widening_neighbours(grid_point(3, n), n);
+        let bins: Vec<i64> = near.iter().map(|x| (x * n as f64).floor() as i64).collect();
+        assert_eq!(bins, vec![2, 4, 1, 5, 7, 11, 19, 35, 67]);
+    }
+}
