@@ -90,7 +90,21 @@ fn run_args<'a>(dir: &'a Path, extra: &[&'a str]) -> Vec<String> {
 
 #[test]
 fn a_killed_and_resumed_run_on_one_rank_gives_exactly_the_uninterrupted_trials() {
-    let base = ["--local-ranks", "1", "--function", "rastrigin", "--generations", "300", "--seed", "11"];
+    killed_and_resumed_on_one_rank(&["--function", "rastrigin", "--generations", "300"], 300, 30);
+}
+
+/// The GP's children depend on every evaluation it is fitted to and on its local searches: a
+/// resume rebuilds the same pool, so it breeds the same children.
+#[test]
+fn a_killed_and_resumed_gp_run_on_one_rank_gives_exactly_the_uninterrupted_trials() {
+    let base = ["--function", "rastrigin", "--propagator", "gp", "--generations", "40"];
+    killed_and_resumed_on_one_rank(&base, 40, 8);
+}
+
+/// Run `flags` on one rank to its end, and again with kills after every `step` evaluations and
+/// resumes: the same `total` trials, bit for bit.
+fn killed_and_resumed_on_one_rank(flags: &[&str], total: usize, step: usize) {
+    let base: Vec<&str> = ["--local-ranks", "1", "--seed", "11"].iter().chain(flags).copied().collect();
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     let mut cmd = Command::new(bin());
@@ -105,7 +119,7 @@ fn a_killed_and_resumed_run_on_one_rank_gives_exactly_the_uninterrupted_trials()
         let mut cmd = Command::new(bin());
         cmd.args(run_args(&b, &slow));
         let mut child = spawn(cmd);
-        wait_for(&b, before + 30, &mut child, &mut moments);
+        wait_for(&b, before + step, &mut child, &mut moments);
         if child.try_wait().unwrap().is_none() {
             interrupted += 1;
         }
@@ -117,8 +131,8 @@ fn a_killed_and_resumed_run_on_one_rank_gives_exactly_the_uninterrupted_trials()
     cmd.args(run_args(&b, &slow));
     assert!(run_with_timeout(cmd, Duration::from_secs(120)).status.success());
     let (ta, tb) = (trials(&a), trials(&b));
-    assert_eq!(ta.len(), 300);
-    assert_eq!(tb.len(), 300);
+    assert_eq!(ta.len(), total);
+    assert_eq!(tb.len(), total);
     if let Some((key, value)) = ta.iter().find(|(k, v)| tb.get(k) != Some(v)) {
         panic!("resumed run diverged at {key:?}:\nuninterrupted {value:?}\nresumed       {:?}", tb.get(key));
     }
