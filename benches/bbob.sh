@@ -11,13 +11,15 @@
 #   NP=32 ISLANDS=4 DIMS=10 BUDGET=1000 bash benches/bbob.sh
 #
 # Knobs: FUNCTIONS [1..24]; INSTANCES [1 2 3 4 5]; DIMS [5]; BUDGET [200] evaluations per run;
-# NP [8] MPI ranks, one worker each; ISLANDS [1]; OURS ["default"]: propagators of propulate-rs
-# to run ("default" is no --propagator flag: what a `--space` command trial gets), each a name
-# for --propagator (empty: none); OPTUNA ["tpe gp"]: tpe, gp, cmaes (default settings each; empty:
+# NP [8] MPI ranks, one worker each; ISLANDS [1]; OURS ["default"]: the propulate-rs variants to
+# run, separated by `;`: a propagator's name (--propagator NAME), `default` (no flag: what a
+# `--space` command trial gets) or `LABEL=FLAGS` (e.g. `old-gp=--gp-model squared-exp`); empty:
+# none; OPTUNA ["tpe gp"]: tpe, gp, cmaes (default settings each; empty:
 # none); SEED [1];
 # WORK [bench-results/bbob]: results.jsonl there gains a line per run, and a run already in it is
 # not run again (rerun with another WORK, or delete lines); BIN [target/release/propulate-rs,
-# built here]. Installs ioh 0.3.22, Optuna 5.0.0 and SciPy 1.17.1 (its GPSampler needs it) into .venv-bbob/, with the torch of the
+# built here]. Installs ioh 0.3.22, Optuna 5.0.0, SciPy 1.17.1 and greenlet 3.5.6 (its GPSampler needs SciPy, and
+# runs its L-BFGS-B batched with greenlet) into .venv-bbob/, with the torch of the
 # README's set-up (.torch/, for Optuna's GPSampler).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,10 +44,10 @@ if ((BUDGET % NP)); then
 fi
 
 venv=.venv-bbob
-if ! "$venv/bin/python" -c "import ioh, optuna, scipy, torch, sys; sys.exit(optuna.__version__ != '5.0.0')" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import greenlet, ioh, optuna, scipy, torch, sys; sys.exit(optuna.__version__ != '5.0.0')" 2>/dev/null; then
     echo "bbob: installing ioh 0.3.22 and optuna 5.0.0 into $venv" >&2
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "ioh==0.3.22" "optuna==5.0.0" "scipy==1.17.1"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "ioh==0.3.22" "optuna==5.0.0" "scipy==1.17.1" "greenlet==3.5.6"
     # Optuna's GPSampler needs torch: the one the set-up installed (scripts/install-libtorch.sh).
     torch_site=$(ls -d "$PWD"/.torch/lib/python3*/site-packages)
     echo "$torch_site" > "$(ls -d "$venv"/lib/python3*/site-packages)/propulate-torch.pth"
@@ -65,15 +67,23 @@ for dim in $DIMS; do
     { echo "[params]"; for ((i = 0; i < dim; i++)); do echo "x$i = { type = \"float\", low = -5.0, high = 5.0 }"; done; } > "$space"
     for fid in $FUNCTIONS; do
         for inst in $INSTANCES; do
-            for ours in $OURS; do
+            IFS=';' read -ra variants <<< "$OURS"
+            for variant in "${variants[@]}"; do
+                ours=${variant%%=*}
+                [ -n "$ours" ] || continue
                 method="propulate-$ours"
                 key="$method f$fid i$inst d$dim b$BUDGET np$NP islands$ISLANDS s$SEED"
                 done_already "$key" && continue
                 run=$WORK/runs/${key// /-}
                 rm -rf "$run"
                 mkdir -p "$run"
-                flags=()
-                [ "$ours" = default ] || flags=(--propagator "$ours")
+                if [[ "$variant" == *=* ]]; then
+                    read -ra flags <<< "${variant#*=}"
+                elif [ "$ours" = default ]; then
+                    flags=()
+                else
+                    flags=(--propagator "$ours")
+                fi
                 start=$(date +%s.%N)
                 mpirun -np "$NP" "$BIN" --islands "$ISLANDS" --generations $((BUDGET / NP)) --seed "$SEED" \
                     --space "$space" --preload ioh --checkpoint "$run/ck" --out "$run" --quiet "${flags[@]}" \

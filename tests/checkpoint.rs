@@ -588,8 +588,8 @@ fn old_genetic_settings() -> serde_json::Value {
 /// A resume breeds with the propagator settings its checkpoint recorded, flags left out included:
 /// a GP run started with `--gp-kernel shared` resumes with it (`best.json` names every setting in
 /// effect), another kernel is refused, a GP checkpoint from before propagator specs that records
-/// no kernel (written before the per-axis one) resumes with the shared one, and a new GP run
-/// records the per-axis default.
+/// no kernel (written before the per-axis one) resumes with the shared one and the
+/// squared-exponential model, and a new GP run records the per-axis default and the Matérn model.
 #[test]
 fn a_resume_keeps_the_checkpoints_propagator_settings() {
     let tmp = tempfile::tempdir().unwrap();
@@ -602,12 +602,14 @@ fn a_resume_keeps_the_checkpoints_propagator_settings() {
         cmd.args(run_args(dir, &base));
         run_with_timeout(cmd, Duration::from_secs(60))
     };
-    let per_axis_in_best = || {
+    // (per_axis, matern, xi) as best.json names them: every setting, defaults too.
+    let settings_in_best = || {
         let best: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("best.json")).unwrap()).unwrap();
-        assert_eq!(best["propagator_settings"]["xi"], 0.01, "every setting, defaults too: {best}");
-        best["propagator_settings"]["per_axis"].clone()
+        let s = &best["propagator_settings"];
+        (s["per_axis"].clone(), s["matern"].clone(), s["xi"].as_f64().unwrap())
     };
+    let per_axis_in_best = || settings_in_best().0;
     let first = job(&dir, &["--generations", "7", "--propagator", "gp", "--gp-kernel", "shared"]);
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     let resumed = job(&dir, &["--generations", "9"]);
@@ -627,11 +629,12 @@ fn a_resume_keeps_the_checkpoints_propagator_settings() {
     std::fs::write(&path, manifest.to_string()).unwrap();
     let legacy = job(&dir, &["--generations", "10"]);
     assert!(legacy.status.success(), "{}", String::from_utf8_lossy(&legacy.stderr));
-    assert_eq!(per_axis_in_best(), false);
+    // ... and with the squared-exponential model and its settings, the only ones then.
+    assert_eq!(settings_in_best(), (false.into(), false.into(), 0.01));
     // A new GP run records the default kernel.
     let fresh = job(&tmp.path().join("fresh"), &["--generations", "2", "--propagator", "gp"]);
     assert!(fresh.status.success(), "{}", String::from_utf8_lossy(&fresh.stderr));
-    assert_eq!(per_axis_in_best(), true);
+    assert_eq!(settings_in_best(), (true.into(), true.into(), 0.0));
 }
 
 /// The manifest records the breeding settings the flags chose, which a resume then keeps: the

@@ -387,7 +387,10 @@ fn bad_command_trial_flags_are_clear_errors() {
     std::fs::write(&good, SPACE).unwrap();
     let s = space.to_str().unwrap();
     let g = good.to_str().unwrap();
-    let cases: [(&[&str], &str); 9] = [
+    let plain = tmp.path().join("plain.sh");
+    std::fs::write(&plain, "echo 'propulate: loss=1'\n").unwrap();
+    let p = plain.to_str().unwrap();
+    let cases: [(&[&str], &str); 11] = [
         (&["--space", s, "--", "true"], "parameter 'lr': lower bound 0.01 must be below upper bound 0.0001"),
         (&["--space", g], "needs the trial command after `--`"),
         (&["--", "python", "train.py"], "a trial command (python train.py) needs its search space: add --space FILE"),
@@ -403,6 +406,9 @@ fn bad_command_trial_flags_are_clear_errors() {
             &["--space", g, "--preload", "decimal,no_such_module_x", "--", "python3", "t.py"],
             "the trial's Python `python3` finds no module no_such_module_x",
         ),
+        // The program is checked before any rank evaluates: not a trial failure per evaluation.
+        (&["--space", g, "--", "no-such-trainer-x", "--epochs", "3"], "`no-such-trainer-x` is not on PATH"),
+        (&["--space", g, "--", p], "is not executable: `chmod +x"),
     ];
     for (args, expected) in cases {
         let mut cmd = Command::new(bin());
@@ -412,6 +418,14 @@ fn bad_command_trial_flags_are_clear_errors() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: expected {expected:?} in {stderr}");
     }
+    // Under mpirun too: every rank refuses it at set-up, and no trial ran.
+    let mut cmd = mpirun(2);
+    cmd.arg(bin()).args(["--space", g, "--out"]).arg(tmp.path().join("out"));
+    cmd.args(["--no-checkpoint", "--", "no-such-trainer-x"]);
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("`no-such-trainer-x` is not on PATH"), "{stderr}");
+    assert!(!tmp.path().join("out").join("trials.csv").exists(), "no trial table: nothing ran");
     let mut cmd = Command::new(bin());
     cmd.args(["--space", g, "--function", "sphere", "--", "true"]);
     let out = run_with_timeout(cmd, Duration::from_secs(60));

@@ -384,7 +384,10 @@ mod tests {
             .unwrap();
         let PropagatorSpec::Gp(gp) = spec else { panic!("{spec:?}") };
         assert!(!gp.per_axis);
-        assert_eq!((gp.startup, gp.max_points, gp.xi), (300, 300, 0.01), "the cap rises with the start");
+        assert_eq!((gp.startup, gp.max_points, gp.xi), (300, 300, 0.0), "the cap rises with the start");
+        let spec = parse(&["--propagator", "gp", "--gp-model", "squared-exp"]).resolve(&NONE, "ga", 4).unwrap();
+        let PropagatorSpec::Gp(gp) = spec else { panic!("{spec:?}") };
+        assert!(!gp.matern && gp.per_axis);
         let spec = parse(&["--pop-size", "12"]).resolve(&NONE, "ga", 4).unwrap();
         let PropagatorSpec::Ga(ga) = spec else { panic!() };
         assert_eq!((ga.pop_size, ga.random_start), (12, Some(12)), "the start is at least the pool");

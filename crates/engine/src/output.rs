@@ -256,9 +256,13 @@ pub fn summary_table(space: &SearchSpace, result: &RunResult) -> String {
     s
 }
 
-/// Each island's best individuals, a row each.
+/// Each island's best residents at the end, a row each. An individual lives on the island it last
+/// migrated to, so an island's rows need not hold the best it bred: the title says so, and each
+/// row where its individual was born, so that nobody reads a better emigrant's absence as a wrong
+/// result.
 fn write_island_tops(s: &mut String, space: &SearchSpace, result: &RunResult) {
-    let _ = writeln!(s, "{:<7} {:<5} {:<14} {:<16} params", "island", "rank", "loss", "id (isl/wkr/gen)");
+    let _ = writeln!(s, "{ISLAND_TOPS_TITLE}");
+    let _ = writeln!(s, "{:<7} {:<5} {:<14} {:<18} params", "island", "rank", "loss", "born (isl/wkr/gen)");
     for (isl, top) in result.islands.iter().enumerate() {
         for (k, ind) in top.iter().enumerate() {
             let params: Vec<String> = space
@@ -269,7 +273,7 @@ fn write_island_tops(s: &mut String, space: &SearchSpace, result: &RunResult) {
                 .collect();
             let _ = writeln!(
                 s,
-                "{:<7} {:<5} {:<14.6e} {:<16} {}",
+                "{:<7} {:<5} {:<14.6e} {:<18} {}",
                 isl,
                 k + 1,
                 ind.loss,
@@ -279,6 +283,10 @@ fn write_island_tops(s: &mut String, space: &SearchSpace, result: &RunResult) {
         }
     }
 }
+
+/// The title of the table of each island's best residents.
+pub const ISLAND_TOPS_TITLE: &str =
+    "each island's best residents at the end (migrants count where they live; born: where each was bred)";
 
 /// The totals line, then the best loss or the run's front.
 fn totals_and_best(s: &mut String, result: &RunResult) {
@@ -308,7 +316,7 @@ fn totals_and_best(s: &mut String, result: &RunResult) {
     } else if let Some(b) = result.best.first() {
         let _ = writeln!(
             s,
-            "best loss {:.6e} (island {}, worker {}, generation {})",
+            "best loss {:.6e} (born on island {}, worker {}, generation {})",
             b.loss, b.id.island, b.id.worker, b.id.generation
         );
     }
@@ -410,5 +418,32 @@ mod tests {
             individual_json(&space, &objectives, &a)["objectives"],
             json!({"val_loss": 0.25, "accuracy": 0.875})
         );
+    }
+
+    #[test]
+    fn the_end_table_says_islands_show_residents_and_where_each_was_born() {
+        use propulate_core::individual::IndividualId;
+        let space = SearchSpace::builder().float("lr", 0.0, 1.0).build().unwrap();
+        let individual = |loss: f64, island: u32, worker: u32, generation: u64| {
+            let mut i = Individual::new(vec![Value::Float(0.5)]);
+            i.loss = loss;
+            i.id = IndividualId { island, worker, generation };
+            i
+        };
+        // Island 0 bred the run's best, which then emigrated to island 1.
+        let emigrant = individual(0.83, 0, 1, 5);
+        let result = RunResult {
+            best: vec![emigrant.clone()],
+            islands: vec![vec![individual(2.11, 0, 0, 2)], vec![emigrant]],
+            consistent: true,
+            ..RunResult::default()
+        };
+        let table = summary_table(&space, &result);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines[0], ISLAND_TOPS_TITLE);
+        assert_eq!(lines[1], "island  rank  loss           born (isl/wkr/gen) params");
+        assert_eq!(lines[2], "0       1     2.110000e0     0/0/2              lr=0.5000");
+        assert_eq!(lines[3], "1       1     8.300000e-1    0/1/5              lr=0.5000");
+        assert!(table.contains("best loss 8.300000e-1 (born on island 0, worker 1, generation 5)"), "{table}");
     }
 }

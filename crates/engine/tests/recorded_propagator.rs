@@ -32,7 +32,7 @@ fn a_resume_with_another_propagator_or_setting_is_refused() {
     let PropagatorSpec::Gp(mut other) = gp.clone() else { unreachable!() };
     other.xi = 0.5;
     let e = run(dir.path(), 6, |o| o.propagator_spec(PropagatorSpec::Gp(other))).unwrap_err().to_string();
-    assert!(e.contains("propagator gp xi: checkpoint has 0.01, this run has 0.5"), "{e}");
+    assert!(e.contains("propagator gp xi: checkpoint has 0.0, this run has 0.5"), "{e}");
     let e = run(dir.path(), 6, |o| o).unwrap_err().to_string();
     assert!(e.contains("propagator: checkpoint has gp, this run has ga"), "{e}");
     let tpe = Tpe::new(&space(), TpeConfig::default()).unwrap();

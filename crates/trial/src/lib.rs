@@ -12,6 +12,7 @@
 //! - `bus`: the events the worker's ranks share while their processes run.
 //! - `fork_server`: `--preload`, a Python trial's processes forked from one that imported its modules.
 //! - `evaluation`: one evaluation on one rank, from set-up to the agreed outcome.
+//! - `program_check`: whether the program can be started at all, checked at set-up.
 //!
 //! ```no_run
 //! use std::path::PathBuf;
@@ -31,6 +32,7 @@ mod evaluation;
 mod fork_server;
 pub mod placement;
 mod process;
+mod program_check;
 pub mod report_lines;
 
 use std::path::PathBuf;
@@ -117,6 +119,8 @@ impl CommandTrial {
             fork_server::parse_modules(&settings.preload.join(",")).map_err(Error::InvalidConfig)?;
             fork_server::check_modules(&python, &settings.preload).map_err(Error::InvalidConfig)?;
         }
+        program_check::check_program(&template.words()[0], std::env::var_os("PATH").as_deref())
+            .map_err(Error::InvalidConfig)?;
         if let Some(t) = settings.timeout
             && t.is_zero()
         {

@@ -24,8 +24,8 @@ const SETTINGS: [(&str, &str); 9] = [
 
 /// Moves the old facts of `manifest` into `config.propagator`; a manifest without them is left
 /// as it is. The spec is the one the CLI built then: its defaults with the recorded settings
-/// (the GP's cap on points raised to its start), and for a GP run that recorded no kernel the
-/// shared one, the only kernel before 2026-11-24. An unknown name or a setting of the wrong type
+/// (the GP's cap on points raised to its start, its squared-exponential model), and for a GP run
+/// that recorded no kernel the shared one, the only kernel before 2026-11-24. An unknown name or a setting of the wrong type
 /// is an error naming it.
 pub(super) fn adopt(manifest: &mut Manifest) -> Result<(), String> {
     let Some(name) = manifest.extra.remove("propagator") else { return Ok(()) };
@@ -39,6 +39,11 @@ pub(super) fn adopt(manifest: &mut Manifest) -> Result<(), String> {
     let workers = manifest.layout.world_size / manifest.layout.ranks_per_worker.max(1);
     let spec = PropagatorSpec::with_defaults(&name, workers).map_err(|e| format!("extra.propagator: {e}"))?;
     let mut settings = spec.settings();
+    if name == "gp" {
+        // Those runs bred with the squared-exponential model and its defaults (the Matérn model,
+        // with its own, became the default on 2026-11-26).
+        settings.extend(legacy_gp_model());
+    }
     for (old, new) in SETTINGS {
         let Some(value) = recorded.get(old) else { continue };
         let value = match (old, value.as_str()) {
@@ -60,6 +65,14 @@ pub(super) fn adopt(manifest: &mut Manifest) -> Result<(), String> {
     let spec = PropagatorSpec::from_settings(&name, settings).map_err(|e| format!("extra: {e}"))?;
     manifest.config.propagator = Some(spec);
     Ok(())
+}
+
+/// The GP settings that differ between the model of runs before 2026-11-26 and today's default.
+fn legacy_gp_model() -> Map<String, Value> {
+    [("matern", Value::Bool(false)), ("xi", 0.01.into()), ("candidates", 1000.into())]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
 }
 
 #[cfg(test)]
@@ -98,6 +111,9 @@ mod tests {
         let Some(PropagatorSpec::Gp(gp)) = &m.config.propagator else { panic!() };
         assert!(gp.per_axis);
         assert_eq!((gp.startup, gp.max_points), (300, 300));
+        // The model those runs bred with, whatever today's default.
+        assert!(!gp.matern);
+        assert_eq!((gp.xi, gp.candidates), (0.01, 1000));
     }
 
     #[test]
