@@ -483,6 +483,21 @@ mod tests {
     }
 
     #[test]
+    fn running_children_last_until_they_arrive_and_never_come_back() {
+        let mut p = Population::new();
+        p.start_running(ind(1, 0, f64::INFINITY, 0));
+        p.start_running(ind(2, 0, f64::INFINITY, 0));
+        let running = |p: &Population| p.running().map(|i| i.id.worker).collect::<Vec<_>>();
+        assert_eq!(running(&p), [1, 2]);
+        assert_eq!(p.active_len(), 0, "running children are not members");
+        p.insert(ind(1, 0, 0.5, 0));
+        assert_eq!(running(&p), [2]);
+        // A late announcement of a child whose result came first (messages of two peers cross).
+        p.start_running(ind(1, 0, f64::INFINITY, 0));
+        assert_eq!(running(&p), [2]);
+    }
+
+    #[test]
     fn best_worst_and_duplicates() {
         let mut p = Population::new();
         for (g, l) in [3.0, 1.0, 2.0, 5.0, 4.0].into_iter().enumerate() {
