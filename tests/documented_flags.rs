@@ -4,7 +4,9 @@
 //! `--name=value`, up to a standalone `--`, after which the user's trial command begins) checked
 //! against the `--help` of the same (sub)command, and its subcommand must exist. The first cell of
 //! a flag table's row that starts with a flag must name flags of `propulate-rs --help`. A renamed
-//! or removed flag fails here, naming the file, the line and the flag.
+//! or removed flag fails here, naming the file, the line and the flag. The other way round, every
+//! flag of `propulate-rs --help` must be in a flag table of the docs, and every flag of a
+//! subcommand somewhere in them: a new flag without docs fails here too.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -270,6 +272,50 @@ fn documented_commands_use_flags_the_binary_has() {
     // The check must have read something: a parser that finds no commands would pass vacuously.
     assert!(total.commands >= 20, "only {} documented propulate-rs commands found", total.commands);
     assert!(total.table_flags >= 30, "only {} flags found in flag tables", total.table_flags);
+}
+
+/// The flags of `help` that `docs` (file name, text) leave out: a run's flag must be in a flag
+/// table, a subcommand's anywhere in the text as `` `--flag`` or followed by a space or `=`.
+fn undocumented(help: &Help, docs: &[(String, String)]) -> Vec<String> {
+    let in_tables: BTreeSet<&str> = docs.iter().flat_map(|(_, text)| text.lines().flat_map(table_flags)).collect();
+    let mentioned = |flag: &str| {
+        docs.iter().any(|(_, text)| [" ", "=", "`", "\n"].iter().any(|end| text.contains(&format!("{flag}{end}"))))
+    };
+    let mut missing: Vec<String> = help
+        .run
+        .iter()
+        .filter(|f| !matches!(f.as_str(), "--help" | "--version") && !in_tables.contains(f.as_str()))
+        .map(|f| format!("`propulate-rs {f}` is in no flag table of the docs"))
+        .collect();
+    for (sub, flags) in &help.subcommands {
+        missing.extend(
+            flags
+                .iter()
+                .filter(|f| f.as_str() != "--help" && !mentioned(f))
+                .map(|f| format!("`propulate-rs {sub} {f}` is not in the docs")),
+        );
+    }
+    missing
+}
+
+#[test]
+fn every_flag_the_binary_has_is_documented() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    markdown_files(&root.join("docs"), &mut files);
+    let docs: Vec<(String, String)> =
+        files.iter().map(|p| (p.display().to_string(), std::fs::read_to_string(p).expect("read markdown"))).collect();
+    let help = Help::of_binary();
+    let missing = undocumented(&help, &docs);
+    assert!(missing.is_empty(), "flags without docs (add them to docs/guide/cli.md):\n{}", missing.join("\n"));
+    // And the check sees a flag left out: the docs without the row of --quiet.
+    let without: Vec<(String, String)> = docs
+        .iter()
+        .map(|(f, t)| {
+            (f.clone(), t.lines().filter(|l| !l.starts_with("| `-q, --quiet`")).collect::<Vec<_>>().join("\n"))
+        })
+        .collect();
+    assert_eq!(undocumented(&help, &without), ["`propulate-rs --quiet` is in no flag table of the docs"]);
 }
 
 #[test]
