@@ -76,11 +76,7 @@ pub(crate) fn evaluate(trial: &CommandTrial, p: Params<'_>, ctx: &mut WorkerCont
                 modules: &trial.settings.preload,
                 env: &rank_env,
                 command: trial.command(),
-                log: trial.settings.trials_dir.join(format!(
-                    "preload-{}-{}.log",
-                    propulate_engine::launcher::hostname(),
-                    std::process::id()
-                )),
+                log: trial.preload_log.clone(),
             };
             with_server(&server, |s| TrialProcess::spawn_forked(s, &command, &env, &dir, ctx.worker_rank, heard_tx))
         })

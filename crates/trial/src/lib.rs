@@ -104,6 +104,8 @@ pub struct CommandTrial {
     /// `OMP_NUM_THREADS` for the processes when the environment sets none: this node's cores
     /// shared by its ranks, as torchrun and the CNN task do.
     omp_threads: usize,
+    /// Where this rank's preloaded Python logs (`--preload`): fixed for the process, so named once.
+    preload_log: PathBuf,
 }
 
 impl CommandTrial {
@@ -130,7 +132,12 @@ impl CommandTrial {
         let cuda_devices = launch.cuda_visible_devices(settings.gpus_per_rank).map_err(Error::InvalidConfig)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let omp_threads = (cores / launch.local_size.unwrap_or(1).max(1)).max(1);
-        Ok(CommandTrial { template, space, settings, cuda_devices, omp_threads })
+        let preload_log = settings.trials_dir.join(format!(
+            "preload-{}-{}.log",
+            propulate_engine::launcher::hostname(),
+            std::process::id()
+        ));
+        Ok(CommandTrial { template, space, settings, cuda_devices, omp_threads, preload_log })
     }
 
     /// The environment every process of this rank's trials gets besides the trial's own: the GPUs,
