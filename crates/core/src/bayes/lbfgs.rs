@@ -134,7 +134,7 @@ fn two_loop(grad: &[f64], memory: &[(Vec<f64>, Vec<f64>, f64)]) -> Vec<f64> {
     q.iter().map(|v| -v).collect()
 }
 
-pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 

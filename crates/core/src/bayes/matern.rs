@@ -129,7 +129,7 @@ impl MaternGp {
 
     /// The process with given kernel parameters (what fantasies use: more points, the same kernel).
     pub(crate) fn with_hyper(coordinates: Coordinates, hyper: Hyper, xs: Vec<Vec<f64>>, ys: Vec<f64>) -> Option<Self> {
-        let k = covariance(&coordinates, &hyper, &xs);
+        let (k, _) = FitData::new(&coordinates, &xs, &ys).matrices(&hyper);
         let cholesky = Cholesky::new(k)?;
         let alpha = cholesky.solve(&DVector::from_vec(ys));
         Some(MaternGp { coordinates, hyper, xs, cholesky, alpha })
@@ -193,20 +193,6 @@ fn scaled_distance(c: &Coordinates, h: &Hyper, a: &[f64], b: &[f64]) -> f64 {
     (0..a.len()).map(|j| h.inverse_squared_lengths[j] * c.squared(j, a[j], b[j])).sum()
 }
 
-fn covariance(c: &Coordinates, h: &Hyper, xs: &[Vec<f64>]) -> DMatrix<f64> {
-    let n = xs.len();
-    let mut k = DMatrix::zeros(n, n);
-    for i in 0..n {
-        k[(i, i)] = h.scale + h.noise;
-        for j in 0..i {
-            let v = h.scale * matern52(scaled_distance(c, h, &xs[i], &xs[j])).0;
-            k[(i, j)] = v;
-            k[(j, i)] = v;
-        }
-    }
-    k
-}
-
 /// What the fit needs of the data: the points' per-coordinate squared distances (reused at every
 /// step) and the losses.
 struct FitData {
@@ -235,13 +221,11 @@ impl FitData {
         &self.squared[(i * self.n + j) * self.dims..(i * self.n + j + 1) * self.dims]
     }
 
-    /// Minus the log of (marginal likelihood times prior) at the `ln` parameters, and its
-    /// gradient; NaN where the covariance is not positive definite.
-    fn objective(&self, ln: &[f64]) -> (f64, Vec<f64>) {
-        let (n, dims) = (self.n, self.dims);
-        let h = Hyper::from_ln(ln);
+    /// The covariance of the points under `h` (noise on the diagonal), and below its diagonal
+    /// the kernel's derivative by the scaled squared distance (for the length scales' gradients).
+    fn matrices(&self, h: &Hyper) -> (DMatrix<f64>, DMatrix<f64>) {
+        let n = self.n;
         let mut k = DMatrix::zeros(n, n);
-        // dK/dq per pair, for the length scales' gradients.
         let mut dq = DMatrix::zeros(n, n);
         for i in 0..n {
             k[(i, i)] = h.scale + h.noise;
@@ -253,6 +237,15 @@ impl FitData {
                 dq[(i, j)] = h.scale * dm;
             }
         }
+        (k, dq)
+    }
+
+    /// Minus the log of (marginal likelihood times prior) at the `ln` parameters, and its
+    /// gradient; NaN where the covariance is not positive definite.
+    fn objective(&self, ln: &[f64]) -> (f64, Vec<f64>) {
+        let (n, dims) = (self.n, self.dims);
+        let h = Hyper::from_ln(ln);
+        let (k, dq) = self.matrices(&h);
         let Some(chol) = Cholesky::new(k.clone()) else { return (f64::NAN, vec![f64::NAN; ln.len()]) };
         let alpha = chol.solve(&self.y);
         let log_det: f64 = chol.l_dirty().diagonal().iter().map(|v| v.ln()).sum::<f64>() * 2.0;
