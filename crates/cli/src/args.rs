@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use super::propagator_flags::PropagatorArgs;
 
+use propulate::IslandSpec;
 use propulate::journal::FsyncPolicy;
 
 /// Asynchronous island-model evolutionary hyperparameter optimization, on MPI.
@@ -41,18 +42,38 @@ pub enum Command {
 /// Options of `propulate-rs env`: the layout flags of the run to check.
 #[derive(Debug, Clone, Args)]
 pub struct EnvArgs {
+    /// The run's layout flags, declared once for the run and `env`.
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+}
+
+/// Where the ranks go: islands, workers and the ranks of a worker. One definition for a run and
+/// `propulate-rs env`, so that `env` checks exactly what the same flags give a run.
+#[derive(Debug, Clone, Args)]
+pub struct LayoutArgs {
     /// Number of islands (workers are split evenly).
     #[arg(long, default_value_t = 1, conflicts_with = "island_sizes")]
     pub islands: usize,
     /// Workers per island, comma separated (e.g. 3,5); overrides --islands.
     #[arg(long, value_delimiter = ',')]
     pub island_sizes: Option<Vec<usize>>,
-    /// MPI ranks that evaluate one individual together (give the run's value: the CNN's default is 2).
-    #[arg(long, default_value_t = 1)]
-    pub ranks_per_worker: usize,
+    /// MPI ranks that evaluate one individual together [default: the CNN 2 (1 when the number of
+    /// ranks is odd), a function or a command trial 1; `env` 1: give it the run's value].
+    #[arg(long)]
+    pub ranks_per_worker: Option<usize>,
     /// Run this many ranks as threads of one process instead of using MPI.
     #[arg(long)]
     pub local_ranks: Option<usize>,
+}
+
+impl LayoutArgs {
+    /// The islands the flags ask for.
+    pub fn island_spec(&self) -> IslandSpec {
+        match &self.island_sizes {
+            Some(sizes) => IslandSpec::Sizes(sizes.clone()),
+            None => IslandSpec::Count(self.islands),
+        }
+    }
 }
 
 /// Options of `propulate-rs report`.
@@ -93,16 +114,9 @@ pub struct RunArgs {
     /// functions zdt1, zdt2, zdt3 and dtlz2 declare their own (f1, f2, f3).
     #[arg(long, value_name = "LIST")]
     pub objectives: Option<String>,
-    /// Number of islands (workers are split evenly).
-    #[arg(long, default_value_t = 1, conflicts_with = "island_sizes")]
-    pub islands: usize,
-    /// Workers per island, comma separated (e.g. 3,5); overrides --islands.
-    #[arg(long, value_delimiter = ',')]
-    pub island_sizes: Option<Vec<usize>>,
-    /// MPI ranks that evaluate one individual together [default: the CNN 2 (1 when the number of
-    /// ranks is odd), a function 1].
-    #[arg(long)]
-    pub ranks_per_worker: Option<usize>,
+    /// Islands, workers and the ranks of a worker.
+    #[command(flatten)]
+    pub layout: LayoutArgs,
     /// Evaluations per worker [default: the CNN 4, a function 1000].
     #[arg(long)]
     pub generations: Option<u64>,
@@ -160,9 +174,6 @@ pub struct RunArgs {
     pub trial: CommandArgs,
     #[command(flatten)]
     pub(crate) breeding: PropagatorArgs,
-    /// Run this many ranks as threads of one process instead of using MPI.
-    #[arg(long)]
-    pub local_ranks: Option<usize>,
     /// No progress line.
     #[arg(long, short)]
     pub quiet: bool,

@@ -5,18 +5,18 @@
 
 use std::process::ExitCode;
 
+use propulate::Error;
 use propulate::launcher::{Device, LaunchInfo, hostname};
 use propulate::layout::Layout;
 use propulate::optimizer::MAX_LOCAL_RANKS;
 use propulate::transport::Communicator;
 use propulate::transport::local::run_local;
-use propulate::{Error, IslandSpec};
 
 use super::args::EnvArgs;
 use super::say;
 
 pub(crate) fn env(args: &EnvArgs) -> anyhow::Result<ExitCode> {
-    if let Some(n) = args.local_ranks {
+    if let Some(n) = args.layout.local_ranks {
         if !(1..=MAX_LOCAL_RANKS).contains(&n) {
             anyhow::bail!(
                 "--local-ranks {n}: run 1 to {MAX_LOCAL_RANKS} ranks as threads; start more with mpirun or srun"
@@ -49,11 +49,8 @@ fn env_on(args: &EnvArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCo
 
 /// The layout the same flags give a run on `world_size` ranks.
 fn layout(args: &EnvArgs, world_size: usize) -> propulate::Result<Layout> {
-    let islands = match &args.island_sizes {
-        Some(sizes) => IslandSpec::Sizes(sizes.clone()),
-        None => IslandSpec::Count(args.islands),
-    };
-    Layout::new(world_size, args.ranks_per_worker, &islands).map_err(Error::from)
+    let flags = &args.layout;
+    Layout::new(world_size, flags.ranks_per_worker.unwrap_or(1), &flags.island_spec()).map_err(Error::from)
 }
 
 /// Every rank's line in rank order, one text on rank 0, empty on the others.

@@ -12,12 +12,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use propulate::config::{CheckpointSettings, RunConfig};
-use propulate::journal::Manifest;
 use propulate::topology::Topology;
-use propulate::{Error, IslandSpec, Result, TopologySpec};
+use propulate::{Error, Result, TopologySpec};
 
 use super::args::RunArgs;
-use super::propagator_flags::Recorded;
 use super::task::Task;
 
 /// How long set-up waits for a file that is not a regular one (a fifo nobody writes to).
@@ -33,21 +31,16 @@ pub(crate) struct SetupFiles {
     pub space: Option<String>,
     /// The text of `--topology FILE` (not for `ring` or `fully-connected`).
     pub topology: Option<String>,
-    /// The manifest of the checkpoint this run resumes (`None`: a new run, or a manifest the
-    /// resume will report as unreadable).
-    pub resumed: Option<Manifest>,
-    /// The manifest of the run `--reshape-from` names.
-    pub reshaped: Option<Manifest>,
 }
 
 impl SetupFiles {
-    /// Read what `args` names, for a run of the task named `task`.
-    pub fn read(args: &RunArgs, task: &str) -> Result<SetupFiles> {
-        SetupFiles::read_or_say_why(args, task).map_err(Error::InvalidConfig)
+    /// Read what `args` names.
+    pub fn read(args: &RunArgs) -> Result<SetupFiles> {
+        SetupFiles::read_or_say_why(args).map_err(Error::InvalidConfig)
     }
 
     /// [`SetupFiles::read`], its error the bare message (the same on every rank it is sent to).
-    fn read_or_say_why(args: &RunArgs, task: &str) -> std::result::Result<SetupFiles, String> {
+    fn read_or_say_why(args: &RunArgs) -> std::result::Result<SetupFiles, String> {
         let space = match &args.trial.space {
             Some(path) => {
                 Some(read_setup_file(path).map_err(|e| format!("cannot read the space file {}: {e}", path.display()))?)
@@ -60,15 +53,7 @@ impl SetupFiles {
                 format!("--topology '{path}' is neither fully-connected, ring nor a readable matrix file: {e}")
             })?),
         };
-        let resumed = args.checkpoint_dir(task).and_then(|dir| Manifest::read(&dir).ok());
-        let reshaped = args.reshape_from.as_deref().and_then(|dir| Manifest::read(dir).ok());
-        Ok(SetupFiles {
-            read_for: (args.topology.clone(), args.trial.space.clone()),
-            space,
-            topology,
-            resumed,
-            reshaped,
-        })
+        Ok(SetupFiles { read_for: (args.topology.clone(), args.trial.space.clone()), space, topology })
     }
 
     /// Whether these files are the ones `args` name: a rank given another `--topology` or
@@ -94,14 +79,10 @@ impl SetupFiles {
 
     /// [`SetupFiles::read`] on rank 0, handed to every rank of `world`: every rank returns the
     /// same files, or the same error.
-    pub fn read_once(
-        args: &RunArgs,
-        task: &str,
-        world: &mut dyn propulate::transport::Communicator,
-    ) -> Result<SetupFiles> {
+    pub fn read_once(args: &RunArgs, world: &mut dyn propulate::transport::Communicator) -> Result<SetupFiles> {
         let mut bytes = Vec::new();
         if world.rank() == 0 {
-            let read = SetupFiles::read_or_say_why(args, task);
+            let read = SetupFiles::read_or_say_why(args);
             bytes = serde_json::to_vec(&read).expect("set-up files serialize");
         }
         world.broadcast(0, &mut bytes)?;
@@ -138,17 +119,15 @@ fn read_setup_file(path: &Path) -> std::io::Result<String> {
 /// Everything a run is, resolved.
 pub(crate) struct Plan {
     pub task: Box<dyn Task>,
-    /// The run configuration, the propagator in effect included (`config.propagator`).
+    /// The run configuration; the propagator as the flags ask for it (`config.propagator_choice`),
+    /// which the run resolves (`RunResult::propagator`).
     pub config: RunConfig,
 }
 
 impl Plan {
     /// The plan for a job of `world_size` ranks running `task`, from `args` and `files`.
     pub fn new(args: &RunArgs, task: Box<dyn Task>, files: &SetupFiles, world_size: usize) -> Result<Plan> {
-        let islands = match &args.island_sizes {
-            Some(sizes) => IslandSpec::Sizes(sizes.clone()),
-            None => IslandSpec::Count(args.islands),
-        };
+        let islands = args.layout.island_spec();
         let topology = match (args.topology.as_str(), &files.topology) {
             ("ring", _) => TopologySpec::Ring,
             (_, Some(text)) => TopologySpec::Matrix(
@@ -157,18 +136,13 @@ impl Plan {
             ),
             _ => TopologySpec::FullyConnected,
         };
-        let ranks_per_worker = args.ranks_per_worker.unwrap_or_else(|| task.default_ranks_per_worker(world_size));
-        let workers = (world_size / ranks_per_worker.max(1)).max(1);
+        let ranks_per_worker =
+            args.layout.ranks_per_worker.unwrap_or_else(|| task.default_ranks_per_worker(world_size));
         let checkpoint = args.checkpoint_dir(&task.name());
-        let recorded = Recorded {
-            resumed: checkpoint.as_deref().zip(files.resumed.as_ref().and_then(|m| m.config.propagator.as_ref())),
-            reshaped: files.reshaped.as_ref().and_then(|m| m.config.propagator.as_ref()),
-        };
         let objectives = super::objectives::declared(args, task.as_ref())?;
         // The task's default may model one loss (command trials: the GP); several objectives
         // breed genetically unless --propagator says otherwise.
         let default = if objectives.len() >= 2 { "ga" } else { task.default_propagator() };
-        let propagator = args.breeding.resolve(&recorded, default, workers)?;
         let config = RunConfig {
             generations: args.generations.unwrap_or_else(|| task.default_generations()),
             islands,
@@ -176,7 +150,8 @@ impl Plan {
             migration_probability: args.migration_probability,
             pollination: args.pollination,
             topology,
-            propagator: Some(propagator),
+            // Resolved by the run against the checkpoint it resumes (rank 0 reads the manifest).
+            propagator_choice: Some(args.breeding.choice(default)),
             objectives,
             seed: args.seed,
             top_n: args.top_n,

@@ -4,13 +4,10 @@
 //! propagator, and the resolution into the spec in effect all read that table; adding a setting
 //! is one entry there (and a field in core's configuration).
 
-use std::path::Path;
-
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use propulate::propagator::{DefaultPropagatorConfig, PropagatorSpec};
-use propulate::{Error, Result};
+use propulate::propagator::{GivenSetting, PropagatorChoice};
 
 const HEADING: &str = "Propagator";
 const GA: &[&str] = &["ga"];
@@ -274,79 +271,26 @@ impl FromArgMatches for PropagatorArgs {
     }
 }
 
-/// A propagator a run continues, and where it was recorded.
-pub(crate) struct Recorded<'a> {
-    /// The run's own checkpoint, when it resumes one.
-    pub resumed: Option<(&'a Path, &'a PropagatorSpec)>,
-    /// The run it reshapes (`--reshape-from`), when it starts from one.
-    pub reshaped: Option<&'a PropagatorSpec>,
-}
-
 impl PropagatorArgs {
-    /// The propagator this run breeds with, every setting resolved: `--propagator`, else the one
-    /// the run it continues bred with (so that the same command line resumes a run as it was,
-    /// even one written when the task's default was another), else `default` (the task's). Each
-    /// setting is its flag's, else the continued run's (same propagator), else the default for
-    /// `workers`. A resume naming another propagator than its checkpoint's is refused, and so is
-    /// a flag of another propagator (`--tpe-gamma` with gp would change nothing).
-    pub fn resolve(&self, recorded: &Recorded<'_>, default: &str, workers: usize) -> Result<PropagatorSpec> {
-        let resumed = recorded.resumed.map(|(_, spec)| spec);
-        let name = match (&self.name, recorded.resumed) {
-            (Some(given), Some((dir, spec))) if given != spec.name() => {
-                return Err(Error::InvalidConfig(format!(
-                    "--propagator {given}: the checkpoint in {} was bred with {recorded}; resume with --propagator \
-                     {recorded} (or without --propagator), or start a new run with another --checkpoint",
-                    dir.display(),
-                    recorded = spec.name()
-                )));
-            }
-            (Some(given), _) => given.clone(),
-            (None, _) => resumed.or(recorded.reshaped).map_or(default.to_string(), |s| s.name().to_string()),
-        };
-        self.check_flags_belong_to(&name)?;
-        let fresh = match (name.as_str(), self.reference_genetic) {
-            ("ga", true) => PropagatorSpec::Ga(DefaultPropagatorConfig::reference(workers)),
-            _ => PropagatorSpec::with_defaults(&name, workers)?,
-        };
-        // --reference-genetic asks for the reference's settings, not the recorded ones.
-        let continued = resumed.or(recorded.reshaped).filter(|s| s.name() == name && !self.reference_genetic);
-        let mut settings = continued.unwrap_or(&fresh).settings();
-        for (flag, value) in &self.given {
-            settings.insert(flag.field.into(), value.clone());
+    /// The propagator these flags ask for, `default` (the task's) when they name none and the run
+    /// continues none; the engine resolves it against the checkpoint it resumes
+    /// (`propulate::propagator::PropagatorChoice::resolve`).
+    pub fn choice(&self, default: &str) -> PropagatorChoice {
+        PropagatorChoice {
+            name: self.name.clone(),
+            default: default.to_string(),
+            reference_genetic: self.reference_genetic,
+            settings: self
+                .given
+                .iter()
+                .map(|(flag, value)| GivenSetting {
+                    label: format!("--{}", flag.long),
+                    owners: flag.owners.iter().map(|o| o.to_string()).collect(),
+                    field: flag.field.to_string(),
+                    value: value.clone(),
+                })
+                .collect(),
         }
-        raise_to(&mut settings, "random_start", "pop_size");
-        raise_to(&mut settings, "max_points", "startup");
-        Ok(PropagatorSpec::from_settings(&name, settings)?)
-    }
-
-    /// Flags of another propagator than `name` are an error naming them and the fix.
-    fn check_flags_belong_to(&self, name: &str) -> Result<()> {
-        let mut misplaced: Vec<(&str, &[&str])> =
-            self.given.iter().filter(|(f, _)| !f.owners.contains(&name)).map(|(f, _)| (f.long, f.owners)).collect();
-        if self.reference_genetic && name != "ga" {
-            misplaced.insert(0, ("reference-genetic", GA));
-        }
-        let Some((_, owners)) = misplaced.first().copied() else { return Ok(()) };
-        let flags: Vec<String> =
-            misplaced.iter().filter(|(_, o)| *o == owners).map(|(flag, _)| format!("--{flag}")).collect();
-        let family = if owners == GA { "genetic" } else { owners[0] };
-        let (verb, pronoun) = if flags.len() == 1 { ("sets", "it") } else { ("set", "them") };
-        Err(Error::InvalidConfig(format!(
-            "{} {verb} the {family} propagator, but the propagator is {name}: add --propagator {}, or leave {pronoun} out",
-            flags.join(", "),
-            owners[0]
-        )))
-    }
-}
-
-/// A start larger than what it must cover raises it: a random start below the pool, or a GP cap
-/// on points below its random start (`key` is raised to at least `floor`, where both are set).
-fn raise_to(settings: &mut Map<String, Value>, key: &str, floor: &str) {
-    if let (Some(value), Some(least)) =
-        (settings.get(key).and_then(Value::as_u64), settings.get(floor).and_then(Value::as_u64))
-        && value < least
-    {
-        settings.insert(key.into(), least.into());
     }
 }
 
@@ -354,6 +298,7 @@ fn raise_to(settings: &mut Map<String, Value>, key: &str, floor: &str) {
 mod tests {
     use super::*;
     use clap::Parser;
+    use propulate::propagator::{Continued, PropagatorSpec};
 
     #[derive(Parser)]
     struct Cli {
@@ -364,8 +309,6 @@ mod tests {
     fn parse(args: &[&str]) -> PropagatorArgs {
         Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied())).unwrap().propagator
     }
-
-    const NONE: Recorded<'static> = Recorded { resumed: None, reshaped: None };
 
     #[test]
     fn every_flag_names_a_setting_of_each_of_its_propagators() {
@@ -378,47 +321,18 @@ mod tests {
     }
 
     #[test]
-    fn flags_set_their_fields_and_the_rest_are_defaults() {
-        let spec = parse(&["--propagator", "gp", "--gp-kernel", "shared", "--gp-startup", "300"])
-            .resolve(&NONE, "ga", 4)
-            .unwrap();
-        let PropagatorSpec::Gp(gp) = spec else { panic!("{spec:?}") };
-        assert!(!gp.per_axis);
-        assert_eq!((gp.startup, gp.max_points, gp.xi), (300, 300, 0.0), "the cap rises with the start");
-        let spec = parse(&["--propagator", "gp", "--gp-model", "squared-exp"]).resolve(&NONE, "ga", 4).unwrap();
-        let PropagatorSpec::Gp(gp) = spec else { panic!("{spec:?}") };
-        assert!(!gp.matern && gp.per_axis);
-        let spec = parse(&["--pop-size", "12"]).resolve(&NONE, "ga", 4).unwrap();
-        let PropagatorSpec::Ga(ga) = spec else { panic!() };
-        assert_eq!((ga.pop_size, ga.random_start), (12, Some(12)), "the start is at least the pool");
-        let spec = parse(&["--reference-genetic"]).resolve(&NONE, "ga", 4).unwrap();
-        assert_eq!(spec, PropagatorSpec::Ga(DefaultPropagatorConfig::reference(4)));
-    }
-
-    #[test]
-    fn a_resume_keeps_the_recorded_propagator_and_settings_unless_a_flag_says_otherwise() {
-        let recorded = parse(&["--propagator", "tpe", "--tpe-gamma", "0.4"]).resolve(&NONE, "ga", 4).unwrap();
-        let dir = Path::new("ck");
-        let resume = Recorded { resumed: Some((dir, &recorded)), reshaped: None };
-        assert_eq!(parse(&[]).resolve(&resume, "gp", 4).unwrap(), recorded);
-        let spec = parse(&["--tpe-startup", "9"]).resolve(&resume, "gp", 4).unwrap();
-        let PropagatorSpec::Tpe(tpe) = spec else { panic!() };
-        assert_eq!((tpe.gamma, tpe.startup), (0.4, 9));
-        let e = parse(&["--propagator", "gp"]).resolve(&resume, "gp", 4).unwrap_err().to_string();
-        assert!(e.contains("--propagator gp: the checkpoint in ck was bred with tpe"), "{e}");
-        let reshape = Recorded { resumed: None, reshaped: Some(&recorded) };
-        assert_eq!(parse(&[]).resolve(&reshape, "gp", 4).unwrap(), recorded);
-    }
-
-    #[test]
-    fn another_propagators_flags_are_refused_with_the_fix() {
-        let e = |args: &[&str]| parse(args).resolve(&NONE, "gp", 4).unwrap_err().to_string();
-        assert!(e(&["--pop-size", "8", "--sigma-factor", "0.1"]).contains(
-            "--pop-size, --sigma-factor set the genetic propagator, but the propagator is gp: add --propagator ga, \
-                 or leave them out"
-        ));
-        assert!(e(&["--tpe-gamma", "0.3"]).contains("--tpe-gamma sets the tpe propagator, but the propagator is gp"));
-        assert!(e(&["--reference-genetic"]).contains("--reference-genetic sets the genetic propagator"));
-        assert!(e(&["--propagator", "sa"]).contains("unknown propagator 'sa'"));
+    fn flags_become_the_choice_that_sets_their_fields() {
+        let choice = parse(&["--propagator", "gp", "--gp-kernel", "shared", "--gp-startup", "300"]).choice("ga");
+        assert_eq!((choice.name.as_deref(), choice.default.as_str()), (Some("gp"), "ga"));
+        let labels: Vec<&str> = choice.settings.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["--gp-startup", "--gp-kernel"], "in the table's order");
+        let PropagatorSpec::Gp(gp) = choice.resolve(Continued::Nothing, 4).unwrap() else { panic!() };
+        assert!(!gp.per_axis && gp.matern);
+        assert_eq!((gp.startup, gp.max_points), (300, 300), "the cap rises with the start");
+        let choice = parse(&["--gp-model", "squared-exp", "--pso-inertia", "0.5"]).choice("gp");
+        assert_eq!(choice.settings[1].value, Value::Bool(false), "a word flag is its boolean");
+        let e = choice.resolve(Continued::Nothing, 4).unwrap_err().to_string();
+        assert!(e.contains("--pso-inertia sets the pso propagator, but the propagator is gp"), "{e}");
+        assert!(parse(&["--reference-genetic"]).choice("ga").reference_genetic);
     }
 }

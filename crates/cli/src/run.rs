@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use serde_json::json;
 
+use propulate::config::RunConfig;
 use propulate::observe::{RankLog, StderrReporter};
 use propulate::output::{summary_table, write_outputs};
 use propulate::report_html::run_settings;
@@ -23,16 +24,6 @@ use super::plan::{Plan, SetupFiles};
 use super::report::wrote_line;
 use super::say;
 use super::task::{CnnTaskMaker, Task};
-
-/// The name of the task the flags select (what the default checkpoint is named after), known
-/// before the task is built.
-fn task_name(args: &RunArgs) -> propulate::Result<String> {
-    Ok(match (&args.trial.space, &args.function) {
-        (Some(_), _) => "command".into(),
-        (None, Some(name)) => super::function_task::function_name(name)?.to_string(),
-        (None, None) => "cnn".into(),
-    })
-}
 
 /// The task the flags select: a benchmark function with `--function`, a user's program with
 /// `--space FILE -- COMMAND`, the CNN otherwise.
@@ -110,8 +101,8 @@ fn prepare(
 }
 
 pub(crate) fn run(args: &RunArgs, cnn: Option<CnnTaskMaker>) -> anyhow::Result<ExitCode> {
-    if let Some(n) = args.local_ranks {
-        let files = SetupFiles::read(args, &task_name(args)?)?;
+    if let Some(n) = args.layout.local_ranks {
+        let files = SetupFiles::read(args)?;
         let (plan, optimizer) = prepare(args, cnn, &files, n, 0)?;
         let loss = objective_values(plan.task.loss(), plan.config.objectives.clone());
         let result = optimizer.run_local(n, loss)?;
@@ -127,7 +118,7 @@ pub(crate) fn run(args: &RunArgs, cnn: Option<CnnTaskMaker>) -> anyhow::Result<E
 /// configuration errors found later by the driver are agreed on by it. Rank 0 reports, and all
 /// exit together.
 fn run_on(args: &RunArgs, cnn: Option<CnnTaskMaker>, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
-    let files = task_name(args).and_then(|name| SetupFiles::read_once(args, &name, world));
+    let files = SetupFiles::read_once(args, world);
     let prepared = files.and_then(|files| prepare(args, cnn, &files, world.size(), world.rank()));
     let mine = prepared.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
     let all = world.all_gather(mine.into_bytes())?;
@@ -169,7 +160,8 @@ fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResult) -> anyh
     if let Some(dir) = &args.out {
         let mut extra = task.checkpoint_facts();
         let workers = ranks / plan.config.ranks_per_worker.max(1);
-        extra.extend(run_settings(&plan.config, workers));
+        let config = RunConfig { propagator: result.propagator.clone(), ..plan.config.clone() };
+        extra.extend(run_settings(&config, workers));
         extra.insert("ranks".into(), json!(ranks));
         write_outputs(dir, task.space(), result, extra).with_context(|| format!("writing {}", dir.display()))?;
         say(&wrote_line(dir, result));

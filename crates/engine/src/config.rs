@@ -9,7 +9,7 @@ use propulate_core::layout::IslandSpec;
 use propulate_core::objective::{Objective, check_objectives};
 use propulate_core::population::Population;
 use propulate_core::propagator::{
-    DefaultPropagatorConfig, Propagator, PropagatorSpec, SelectMax, SelectMin, SelectUniform,
+    DefaultPropagatorConfig, Propagator, PropagatorChoice, PropagatorSpec, SelectMax, SelectMin, SelectUniform,
 };
 use propulate_core::rng::PropRng;
 use propulate_core::topology::TopologySpec;
@@ -81,12 +81,18 @@ pub struct RunConfig {
     pub emigration: Selection,
     /// With pollination, which individuals immigrants replace.
     pub immigration: Selection,
-    /// The built-in propagator and its settings; `None`: the genetic one with the defaults for the
-    /// number of workers. A run records the spec in effect in its checkpoint (defaults included)
-    /// and refuses to resume with another. Checkpoints written before specs existed hold the
-    /// genetic propagator's bare settings here, which still read (as `ga`).
+    /// The built-in propagator and its settings; `None`: a resume breeds with its checkpoint's,
+    /// a new run with the genetic one and the defaults for the number of workers. A run records
+    /// the spec in effect in its checkpoint (defaults included) and refuses to resume with
+    /// another. Checkpoints written before specs existed hold the genetic propagator's bare
+    /// settings here, which still read (as `ga`).
     #[serde(default, deserialize_with = "spec_or_genetic_settings")]
     pub propagator: Option<PropagatorSpec>,
+    /// The propagator as the command line asks for it (named or not, some settings given): when
+    /// set, the run resolves it against the run it continues, where the checkpoint's manifest is
+    /// read, and breeds with the result instead of `propagator`. Not recorded (the result is).
+    #[serde(skip)]
+    pub propagator_choice: Option<PropagatorChoice>,
     /// The name of the program's own propagator ([`Optimizer::propagator`](crate::Optimizer::propagator)),
     /// which then breeds instead of `propagator`: set by the run, recorded so that a resume with
     /// another one (or a built-in one) is refused.
@@ -131,6 +137,7 @@ impl Default for RunConfig {
             emigration: Selection::Best,
             immigration: Selection::Worst,
             propagator: None,
+            propagator_choice: None,
             custom_propagator: None,
             objectives: Vec::new(),
             seed: 0,

@@ -27,7 +27,9 @@ pub fn result_of(replay: &Replay, top_n: usize) -> RunResult {
         resumed: 0,
     };
     let wall_s = trials.iter().map(|t| t.duration_s).sum::<f64>() / replay.layout.workers().max(1) as f64;
-    RunResult::aggregate(islands, tally, top_n, true, wall_s, trials, &config.objectives)
+    let mut result = RunResult::aggregate(islands, tally, top_n, true, wall_s, trials, &config.objectives);
+    result.propagator = config.propagator.clone();
+    result
 }
 
 /// Per-worker progress: generations evaluated, in flight, finished cleanly or not.

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use propulate_core::front::pareto_front;
 use propulate_core::individual::Individual;
 use propulate_core::objective::{Objective, signs};
+use propulate_core::propagator::PropagatorSpec;
 
 /// What a run returns on every rank.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -41,6 +42,10 @@ pub struct RunResult {
     /// final active population.
     #[serde(default)]
     pub island_fronts: Vec<Vec<Individual>>,
+    /// The built-in propagator the run bred with, every setting resolved (a resume's is its
+    /// checkpoint's, merged with what the run asked for); `None`: the program's own.
+    #[serde(skip)]
+    pub propagator: Option<PropagatorSpec>,
 }
 
 impl RunResult {
@@ -101,6 +106,7 @@ impl RunResult {
             active_per_island,
             emigrated: tally.emigrated,
             resumed: tally.resumed,
+            propagator: None,
         }
     }
 }

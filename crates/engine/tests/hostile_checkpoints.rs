@@ -156,9 +156,11 @@ fn read_everything(dir: &Path, scratch: &Path, reshape_too: bool) -> Result<(), 
     if let Err(e) = inspect_checkpoint(dir) {
         names_the_file(&e)?;
     }
-    for worker in 0..RANKS + 1 {
-        if let Err(e) = read_worker_journal(dir, worker) {
-            names_the_file(&e)?;
+    if let Ok(Some(manifest)) = inspect_checkpoint(dir) {
+        for worker in 0..RANKS + 1 {
+            if let Err(e) = read_worker_journal(dir, worker, &manifest) {
+                names_the_file(&e)?;
+            }
         }
     }
     let replay = match read_checkpoint(dir) {

@@ -3,8 +3,11 @@
 //! as the CLI's are; the same one resumes.
 
 use propulate_core::SearchSpace;
-use propulate_core::propagator::{InitUniform, Propagator, PropagatorSpec, Tpe, TpeConfig};
+use propulate_core::propagator::{
+    GivenSetting, InitUniform, Propagator, PropagatorChoice, PropagatorSpec, Tpe, TpeConfig,
+};
 use propulate_engine::Optimizer;
+use propulate_engine::config::RunConfig;
 use propulate_engine::journal::Manifest;
 
 fn space() -> SearchSpace {
@@ -33,14 +36,52 @@ fn a_resume_with_another_propagator_or_setting_is_refused() {
     other.xi = 0.5;
     let e = run(dir.path(), 6, |o| o.propagator_spec(PropagatorSpec::Gp(other))).unwrap_err().to_string();
     assert!(e.contains("propagator gp xi: checkpoint has 0.0, this run has 0.5"), "{e}");
-    let e = run(dir.path(), 6, |o| o).unwrap_err().to_string();
-    assert!(e.contains("propagator: checkpoint has gp, this run has ga"), "{e}");
     let tpe = Tpe::new(&space(), TpeConfig::default()).unwrap();
     let e = run(dir.path(), 6, |o| o.propagator(tpe)).unwrap_err().to_string();
     assert!(e.contains("propagator: checkpoint has gp, this run has the program's own propagator 'TPE'"), "{e}");
 
     let resumed = run(dir.path(), 6, |o| o.propagator_spec(gp.clone())).unwrap();
     assert_eq!(resumed.evaluations, 12);
+    assert_eq!(resumed.propagator.as_ref(), Some(&gp), "the result names the propagator in effect");
+}
+
+/// A resume that names no propagator breeds with the one its checkpoint recorded (not the genetic
+/// default, which a new run gets); a choice as the command line makes it is resolved against the
+/// checkpoint where the run reads it: its settings merge into the recorded spec, another name is
+/// refused.
+#[test]
+fn a_resume_without_a_propagator_keeps_the_recorded_one_and_a_choice_merges_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let PropagatorSpec::Gp(mut config) = PropagatorSpec::with_defaults("gp", 2).unwrap() else { unreachable!() };
+    config.candidates = 300;
+    let gp = PropagatorSpec::Gp(config);
+    run(dir.path(), 4, |o| o.propagator_spec(gp.clone())).unwrap();
+    let resumed = run(dir.path(), 6, |o| o).unwrap();
+    assert_eq!((resumed.evaluations, resumed.propagator.as_ref()), (12, Some(&gp)));
+
+    let choose = |name: Option<&str>, settings: Vec<GivenSetting>| {
+        let choice =
+            PropagatorChoice { name: name.map(Into::into), default: "ga".into(), reference_genetic: false, settings };
+        move |o: Optimizer| {
+            let config = RunConfig { propagator_choice: Some(choice), ..o.run_config().clone() };
+            o.config(config)
+        }
+    };
+    let e = run(dir.path(), 8, choose(Some("tpe"), vec![])).unwrap_err().to_string();
+    assert!(e.contains("--propagator tpe: the checkpoint in") && e.contains("was bred with gp"), "{e}");
+    let startup = GivenSetting {
+        label: "--gp-startup".into(),
+        owners: vec!["gp".into()],
+        field: "startup".into(),
+        value: 3.into(),
+    };
+    let e = run(dir.path(), 8, choose(None, vec![startup])).unwrap_err().to_string();
+    assert!(e.contains("propagator gp startup: checkpoint has 6, this run has 3"), "{e}");
+    let resumed = run(dir.path(), 8, choose(None, vec![])).unwrap();
+    assert_eq!((resumed.evaluations, resumed.propagator.as_ref()), (16, Some(&gp)), "recorded settings kept");
+    let fresh = tempfile::tempdir().unwrap();
+    let new = run(fresh.path(), 2, choose(None, vec![])).unwrap();
+    assert_eq!(new.propagator, Some(PropagatorSpec::with_defaults("ga", 2).unwrap()), "a new run: the default");
 }
 
 /// A run breeding with the program's own propagator records its name; a resume with another

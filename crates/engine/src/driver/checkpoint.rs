@@ -1,18 +1,94 @@
-//! Deciding, before anything is written, whether a run starts fresh or resumes its checkpoint. Rank
-//! 0 reads first (and writes the manifest of a fresh run); then every worker root replays the
-//! journals. Errors are agreed on over the whole world, so every rank returns the same error and
-//! none waits for a rank that gave up.
+//! Deciding, before anything is written, whether a run starts fresh or resumes its checkpoint, and
+//! with which propagator. Rank 0 reads the checkpoint's manifest once ([`open`]), resolves the
+//! propagator against it and hands both to every rank; then rank 0 writes the manifest of a fresh
+//! run and every worker root replays its journal ([`prepare`]). Errors are agreed on over the
+//! whole world, so every rank returns the same error and none waits for a rank that gave up.
 
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::journal::{MAX_WORKERS, Manifest, ensure_unlocked, inspect_checkpoint, read_worker_journal, reshape};
 use crate::observe::{Event, RankObservers};
 
-use super::agree::agree;
+use super::agree::{WireError, agree};
 use super::resume::{Resumed, rebuild};
 use crate::transport::Communicator;
 use propulate_core::layout::Layout;
+use propulate_core::propagator::{Continued, DefaultPropagatorConfig, PropagatorSpec};
 use propulate_core::space::SearchSpace;
+
+/// What rank 0 found where the run checkpoints.
+#[derive(Debug, Default)]
+pub(crate) struct Opened {
+    /// On rank 0, the manifest of the checkpoint the run resumes; `None`: a new run (a reshaped
+    /// one too), and on every other rank.
+    pub manifest: Option<Manifest>,
+    /// The built-in propagator the run breeds with, resolved (the same on every rank); `None`: the
+    /// program's own.
+    pub propagator: Option<PropagatorSpec>,
+}
+
+/// Rank 0 checks the checkpoint's directory, reads its manifest and resolves the propagator
+/// against it; every rank gets the same propagator or the same error (collective).
+pub(crate) fn open(world: &mut dyn Communicator, cfg: &RunConfig, layout: &Layout) -> Result<Opened> {
+    // Every rank computes the same layout, so every rank returns this error before any collective.
+    if cfg.checkpoint.is_some() && layout.workers() > MAX_WORKERS {
+        return Err(Error::InvalidConfig(format!(
+            "a checkpoint holds at most {MAX_WORKERS} workers (worker-NNNNN journal names), this run has {}; \
+             use more ranks per worker or run without --checkpoint",
+            layout.workers()
+        )));
+    }
+    let (mut opened, mut bytes) = (Opened::default(), Vec::new());
+    if world.rank() == 0 {
+        let found = open_on_rank_0(cfg, layout);
+        // JSON, not the wire's postcard: a spec is a tagged object (`"name"` inside).
+        bytes = serde_json::to_vec(&found.as_ref().map(|o| &o.propagator).map_err(WireError::from))
+            .expect("a propagator spec serializes");
+        opened = found.unwrap_or_default();
+    }
+    world.broadcast(0, &mut bytes)?;
+    let propagator: std::result::Result<Option<PropagatorSpec>, WireError> = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::Decode(format!("the propagator from rank 0 does not decode: {e}")))?;
+    opened.propagator = propagator?;
+    Ok(opened)
+}
+
+fn open_on_rank_0(cfg: &RunConfig, layout: &Layout) -> Result<Opened> {
+    let manifest = match &cfg.checkpoint {
+        Some(ck) => inspect_checkpoint(&ck.dir)?,
+        None => None,
+    };
+    // A reshape's source that does not read is reported by the reshape itself.
+    let reshaped = match (&manifest, cfg.checkpoint.as_ref().and_then(|ck| ck.reshape_from.as_deref())) {
+        (None, Some(old)) => Manifest::read(old).ok(),
+        _ => None,
+    };
+    let dir = cfg.checkpoint.as_ref().map(|ck| ck.dir.display().to_string()).unwrap_or_default();
+    let continued = match (&manifest, &reshaped) {
+        (Some(m), _) => m.config.propagator.as_ref().map(|spec| Continued::Resumed { checkpoint: &dir, spec }),
+        (None, Some(m)) => m.config.propagator.as_ref().map(Continued::Reshaped),
+        (None, None) => None,
+    };
+    let propagator = propagator_in_effect(cfg, continued.unwrap_or(Continued::Nothing), layout.workers())?;
+    Ok(Opened { manifest, propagator })
+}
+
+/// The built-in propagator a run breeds with: the command line's choice resolved against the run
+/// it continues, else the program's spec, else the continued run's (a library resume without a
+/// spec breeds as its checkpoint did), else the genetic one's defaults; `None` with the program's
+/// own propagator.
+fn propagator_in_effect(cfg: &RunConfig, continued: Continued<'_>, workers: usize) -> Result<Option<PropagatorSpec>> {
+    if cfg.custom_propagator.is_some() {
+        return Ok(None);
+    }
+    let spec = match (&cfg.propagator_choice, &cfg.propagator, continued) {
+        (Some(choice), _, _) => choice.resolve(continued, workers)?,
+        (None, Some(spec), _) => spec.clone(),
+        (None, None, Continued::Resumed { spec, .. } | Continued::Reshaped(spec)) => spec.clone(),
+        (None, None, Continued::Nothing) => PropagatorSpec::Ga(DefaultPropagatorConfig::for_workers(workers)),
+    };
+    Ok(Some(spec))
+}
 
 fn check(manifest: &Manifest, cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Result<()> {
     let ck = cfg.checkpoint.as_ref().expect("checkpointing is on");
@@ -28,6 +104,7 @@ fn check(manifest: &Manifest, cfg: &RunConfig, space: &SearchSpace, layout: &Lay
 }
 
 /// Returns what each worker root resumes with, or `None` for a fresh run (and on followers).
+/// `opened` is what [`open`] returned.
 pub(crate) fn prepare(
     world: &mut dyn Communicator,
     roots: Option<&mut dyn Communicator>,
@@ -35,47 +112,44 @@ pub(crate) fn prepare(
     space: &SearchSpace,
     layout: &Layout,
     observers: &mut RankObservers<'_>,
+    opened: Opened,
 ) -> Result<Option<Resumed>> {
     let Some(ck) = &cfg.checkpoint else { return Ok(None) };
-    // Every rank computes the same layout, so every rank returns this error before any collective.
-    if layout.workers() > MAX_WORKERS {
-        return Err(Error::InvalidConfig(format!(
-            "a checkpoint holds at most {MAX_WORKERS} workers (worker-NNNNN journal names), this run has {}; \
-             use more ranks per worker or run without --checkpoint",
-            layout.workers()
-        )));
-    }
-    // Rank 0 checks the directory and the manifest (and writes the manifest of a fresh run).
+    // Rank 0 checks the manifest (and writes the manifest of a fresh run, or the reshaped run's);
+    // every root then reads the journals under the manifest rank 0 read or wrote.
     let mut fresh = false;
     let status = if world.rank() == 0 {
-        inspect_checkpoint(&ck.dir).and_then(|m| match (m, &ck.reshape_from) {
-            (None, Some(old)) => {
-                let n = reshape(old, &ck.dir, cfg, space, layout, &ck.extra)?;
+        match (opened.manifest, &ck.reshape_from) {
+            (None, Some(old)) => reshape(old, &ck.dir, cfg, space, layout, &ck.extra).map(|(n, manifest)| {
                 observers.emit(&Event::Notice(&format!(
                     "seeded {} with the {n} active individuals of {}, redistributed over {} islands",
                     ck.dir.display(),
                     old.display(),
                     layout.islands()
                 )));
-                Ok(())
-            }
+                Some(manifest)
+            }),
             (None, None) => {
                 fresh = true;
-                Manifest::new(cfg, space, layout, ck.extra.clone()).write(&ck.dir)
+                Manifest::new(cfg, space, layout, ck.extra.clone()).write(&ck.dir).map(|()| None)
             }
-            (Some(m), _) => {
-                check(&m, cfg, space, layout)?;
+            (Some(m), _) => check(&m, cfg, space, layout).map(|()| {
                 observers.emit(&Event::Notice(&format!("resuming the run in {}", ck.dir.display())));
-                Ok(())
-            }
-        })
+                Some(m)
+            }),
+        }
     } else {
-        Ok(())
+        Ok(None)
+    };
+    let (manifest, status) = match status {
+        Ok(m) => (m, Ok(())),
+        Err(e) => (None, Err(e)),
     };
     agree(world, status)?;
     if world.any(fresh)? {
         return Ok(None);
     }
+    let manifest = share_manifest(world, manifest)?;
     // Every worker root reads its own journal (in parallel, each file parsed once), then the roots
     // exchange what each island needs (driver::resume).
     // Followers of multi-rank workers take part in both agreements below.
@@ -85,12 +159,12 @@ pub(crate) fn prepare(
         return Ok(None);
     };
     let worker = roots.rank();
-    let mine = ensure_unlocked(&ck.dir, worker).and_then(|()| read_worker_journal(&ck.dir, worker)).map(
-        |(manifest, journal, warnings)| {
+    let mine = ensure_unlocked(&ck.dir, worker).and_then(|()| read_worker_journal(&ck.dir, worker, &manifest)).map(
+        |(journal, warnings)| {
             for w in &warnings {
                 observers.emit(&Event::Warning(w));
             }
-            (manifest, journal)
+            journal
         },
     );
     let (mine, status) = match mine {
@@ -98,11 +172,21 @@ pub(crate) fn prepare(
         Err(e) => (None, Err(e)),
     };
     agree(world, status)?;
-    let (manifest, journal) = mine.expect("agreed above");
+    let journal = mine.expect("agreed above");
     let (resumed, status) = match rebuild(roots, layout, manifest.generation_offset, journal) {
         Ok(r) => (Some(r), Ok(())),
         Err(e) => (None, Err(e)),
     };
     agree(world, status)?;
     Ok(resumed)
+}
+
+/// Rank 0's manifest for every rank (collective): the roots read their journals under it.
+fn share_manifest(world: &mut dyn Communicator, manifest: Option<Manifest>) -> Result<Manifest> {
+    let mut bytes =
+        if world.rank() == 0 { serde_json::to_vec(&manifest).expect("a manifest serializes") } else { Vec::new() };
+    world.broadcast(0, &mut bytes)?;
+    let shared: Option<Manifest> = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::Decode(format!("the checkpoint's manifest from rank 0 does not decode: {e}")))?;
+    shared.ok_or_else(|| Error::Checkpoint("rank 0 resumed without a manifest".into()))
 }

@@ -26,7 +26,7 @@ use crate::transport::{Communicator, borrow_boxed};
 use propulate_core::early_stop::EarlyStopper;
 use propulate_core::individual::{Individual, Params};
 use propulate_core::layout::Layout;
-use propulate_core::propagator::{DefaultPropagatorConfig, Propagator, PropagatorSpec};
+use propulate_core::propagator::Propagator;
 use propulate_core::space::SearchSpace;
 use propulate_core::topology::Topology;
 
@@ -93,23 +93,22 @@ where
     let layout = Layout::new(world.size(), cfg.ranks_per_worker, &cfg.islands)?;
     Topology::new(&cfg.topology, layout.islands())?;
     // The configuration in effect, which the checkpoint records: the program's own propagator by
-    // its name, else the built-in one with every setting (the defaults for this many workers).
+    // its name, else the built-in one with every setting, resolved on rank 0 against the
+    // checkpoint it resumes (a choice merged with the recorded spec, or the recorded spec itself).
     let mut resolved = cfg.clone();
+    resolved.custom_propagator = propagator.map(|p| p.name().to_string());
+    let mut opened = checkpoint::open(world, &resolved, &layout)?;
+    resolved.propagator = opened.propagator.take();
+    resolved.propagator_choice = None;
+    resolved.validate()?;
     let built;
-    let propagator: &dyn Propagator = match propagator {
-        Some(p) => {
-            resolved.propagator = None;
-            resolved.custom_propagator = Some(p.name().to_string());
-            p
-        }
-        None => {
-            let spec = resolved
-                .propagator
-                .get_or_insert_with(|| PropagatorSpec::Ga(DefaultPropagatorConfig::for_workers(layout.workers())));
-            resolved.custom_propagator = None;
+    let propagator: &dyn Propagator = match (propagator, &resolved.propagator) {
+        (Some(p), _) => p,
+        (None, Some(spec)) => {
             built = spec.build(space)?;
             built.as_ref()
         }
+        (None, None) => unreachable!("a run without its own propagator resolves a built-in one"),
     };
     let cfg = &resolved;
     let rank = world.rank();
@@ -125,7 +124,8 @@ where
     let mut observers = observers.for_rank(rank_info(&layout, rank, &launch));
     let started = observers.start().map_err(crate::error::Error::Observer);
     agree(world, started)?;
-    let mut resumed = checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout, &mut observers)?;
+    let mut resumed =
+        checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout, &mut observers, opened)?;
     world.barrier()?;
     let run = Run { cfg, space, layout, rank, device: launch.device(), start: Instant::now(), stopper };
 
@@ -143,7 +143,10 @@ where
         }
     }));
     match outcome {
-        Ok(Ok(result)) => Ok(result),
+        Ok(Ok(mut result)) => {
+            result.propagator = cfg.propagator.clone();
+            Ok(result)
+        }
         // Abort before the communicators are dropped: dropping waits for pending sends, which a
         // peer blocked in a collective would never receive.
         Ok(Err(e)) => world.abort(1, &format!("unrecoverable error: {e}")),

@@ -167,14 +167,12 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
     Ok(Some((Manifest::read(dir)?, segments)))
 }
 
-/// Read the manifest and every segment of one worker's journal (its owner does this on resume, in
-/// parallel with the other workers, and shares the result in binary form). Returns the manifest,
-/// the journal and the warnings.
-pub fn read_worker_journal(dir: &Path, worker: usize) -> Result<(Manifest, WorkerJournal, Vec<String>)> {
-    let Some((manifest, segments)) = classify(dir)? else {
-        return Err(Error::Checkpoint(format!("{} holds no checkpoint", dir.display())));
-    };
-    let layout = manifest_layout(dir, &manifest)?;
+/// Read every segment of one worker's journal under `manifest` (its owner does this on resume, in
+/// parallel with the other workers, and shares the result in binary form; rank 0 has read and
+/// checked the manifest and the directory's contents). Returns the journal and the warnings.
+pub fn read_worker_journal(dir: &Path, worker: usize, manifest: &Manifest) -> Result<(WorkerJournal, Vec<String>)> {
+    let segments = list_segments(dir)?;
+    let layout = manifest_layout(dir, manifest)?;
     if worker >= layout.workers() {
         return Err(missing_worker(&dir.join(super::segment_name(worker, 0)), worker, &layout));
     }
@@ -188,7 +186,19 @@ pub fn read_worker_journal(dir: &Path, worker: usize) -> Result<(Manifest, Worke
         }
     }
     journal.drop_finished_in_flight(manifest.generation_offset);
-    Ok((manifest, journal, warnings))
+    Ok((journal, warnings))
+}
+
+/// The journal segments in `dir`, by worker and number.
+fn list_segments(dir: &Path) -> Result<Segments> {
+    let mut segments = Segments::new();
+    for entry in fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        if let Some(key) = parse_segment_name(&entry.file_name().to_string_lossy()) {
+            segments.insert(key, entry.path());
+        }
+    }
+    Ok(segments)
 }
 
 /// Read one segment into `j`: every record parsed, checked against `rules` and, for evaluations,

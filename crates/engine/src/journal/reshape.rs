@@ -14,7 +14,7 @@ use propulate_core::space::SearchSpace;
 
 /// Seed the new checkpoint `new_dir` (which must not hold a run) from the run in `old_dir`:
 /// write each new island's share as a `seed` record in the journal of the island's first worker,
-/// then the manifest. Returns the number of individuals carried over.
+/// then the manifest. Returns the number of individuals carried over and the manifest written.
 pub fn reshape(
     old_dir: &Path,
     new_dir: &Path,
@@ -22,7 +22,7 @@ pub fn reshape(
     space: &SearchSpace,
     layout: &Layout,
     extra: &serde_json::Map<String, serde_json::Value>,
-) -> Result<usize> {
+) -> Result<(usize, Manifest)> {
     let old = read_checkpoint(old_dir)?
         .ok_or_else(|| Error::Checkpoint(format!("--reshape-from {}: no checkpoint there", old_dir.display())))?;
     let mut problems = Vec::new();
@@ -93,5 +93,5 @@ pub fn reshape(
         std::fs::remove_dir(new_dir).map_err(|e| Error::io(new_dir, e))?;
     }
     std::fs::rename(&staging, new_dir).map_err(|e| Error::io(new_dir, e))?;
-    Ok(carried)
+    Ok((carried, manifest))
 }
