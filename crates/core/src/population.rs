@@ -17,7 +17,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 use either::Either;
 
@@ -150,13 +150,21 @@ impl Population {
     pub fn from_events(arrivals: Vec<Individual>, deactivations: &[(IndividualId, u32)]) -> Self {
         let mut records: IdMap<Record> = IdMap::default();
         records.reserve(arrivals.len());
+        // Indexed in the order of the table's buckets (the hash's low bits), so that the inserts
+        // sweep the table once instead of landing at random: a cache miss, and often a fresh page,
+        // per individual was most of a large resume's rebuild. Copies of one identity share a
+        // bucket and keep their order of arrival.
+        let mask = ((records.capacity() * 8 / 7).next_power_of_two() - 1) as u64;
+        let mut order: Vec<(u64, usize, IndividualId)> =
+            arrivals.iter().enumerate().map(|(k, ind)| (records.hasher().hash_one(ind.id) & mask, k, ind.id)).collect();
+        order.sort_unstable_by_key(|&(bucket, k, _)| (bucket, k));
         let mut superseded = false;
-        for (k, ind) in arrivals.iter().enumerate() {
-            let rec = records.entry(ind.id).or_default();
+        for (_, k, id) in order {
+            let rec = records.entry(id).or_default();
             match rec.individual {
                 None => rec.individual = Some(k),
                 // The newest copy wins; among equal steps the first, as `insert` keeps it.
-                Some(old) if ind.migration_steps > arrivals[old].migration_steps => {
+                Some(old) if arrivals[k].migration_steps > arrivals[old].migration_steps => {
                     rec.individual = Some(k);
                     superseded = true;
                 }
@@ -181,16 +189,22 @@ impl Population {
             });
             records.values_mut().for_each(|r| r.individual = r.individual.map(|k| new_index[k]));
         }
+        // Each stored individual is its record's copy now; its deactivation step by its index, so
+        // that the active ones are found in one pass over `stored` in memory order (a pass over the
+        // records jumped about in it, a cache miss per individual).
+        let mut deactivated: Vec<Option<u32>> = vec![None; stored.len()];
         for &(id, steps) in deactivations {
             let rec = records.entry(id).or_default();
-            rec.deactivated_at = Some(rec.deactivated_at.map_or(steps, |d| d.max(steps)));
+            let step = rec.deactivated_at.map_or(steps, |d| d.max(steps));
+            rec.deactivated_at = Some(step);
+            if let Some(k) = rec.individual {
+                deactivated[k] = Some(step);
+            }
         }
         let mut active: Vec<(LossKey, IndividualId)> = Vec::with_capacity(stored.len());
         let mut bred: Vec<BreedKey> = Vec::with_capacity(stored.len());
-        for rec in records.values() {
-            if let Some(ind) = rec.individual.map(|k| &stored[k])
-                && rec.deactivated_at.is_none_or(|d| d < ind.migration_steps)
-            {
+        for (ind, step) in stored.iter().zip(&deactivated) {
+            if step.is_none_or(|d| d < ind.migration_steps) {
                 active.push((LossKey(ind.loss), ind.id));
                 bred.push(breed_key(ind));
             }

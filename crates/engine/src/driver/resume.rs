@@ -111,8 +111,17 @@ pub(crate) fn rebuild(
     let (me, ranks) = (roots.rank(), roots.size());
     let home = layout.island_of_worker(me);
     // Everything for the island is gathered first and indexed in one pass (Population::from_events).
+    // Room for the whole island at once (what every root sends here, known from one gather of
+    // counts): growing it share by share copied it several times over, into fresh pages each time.
+    let counts: Vec<u64> =
+        (0..layout.islands()).map(|island| contribution(&journal, home, island).0.len() as u64).collect();
+    let mut expected = 0;
+    for (root, bytes) in roots.all_gather(encode(&counts))?.iter().enumerate() {
+        expected += decode::<Vec<u64>>(bytes, root)?.get(home).copied().unwrap_or(0) as usize;
+    }
     let (own, own_deacts) = contribution(&journal, home, home);
-    let mut arrivals: Vec<Individual> = own.into_iter().cloned().collect();
+    let mut arrivals: Vec<Individual> = Vec::with_capacity(expected);
+    arrivals.extend(own.into_iter().cloned());
     let mut deactivations = own_deacts.to_vec();
     // Encoded once per island; the copies in flight are one peer's at a time.
     let mut encoded: HashMap<usize, Vec<Vec<u8>>> = HashMap::new();

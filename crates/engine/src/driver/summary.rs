@@ -87,7 +87,9 @@ pub(crate) fn summarize(
     const CHUNK: usize = 100_000;
     let mut trials = Vec::new();
     if roots.rank() == 0 {
-        trials = evaluated;
+        // Room for every trial at once: growing it worker by worker copied it several times over.
+        trials.reserve_exact(tally.evaluations as usize);
+        trials.extend(evaluated);
         for w in 1..roots.size() {
             let chunks: u64 = decode(&roots.recv(w, TAG_TRIALS)?, w)?;
             for _ in 0..chunks {

@@ -5,8 +5,8 @@
 //! A rank that waits (a worker done with its budget while others still run, a follower waiting
 //! for its root, the end of the run) waits patiently: the blocking calls MPI offers poll in a
 //! busy loop, yielding to the kernel when the machine is oversubscribed, which took a core's worth
-//! of CPU per waiting rank from the ranks still working. Receives, the barrier, `any` and
-//! the gathers here start the nonblocking operation and poll it, sleeping between polls longer
+//! of CPU per waiting rank from the ranks still working. Receives, the wait for sends to
+//! complete, the barrier, `any` and the gathers here start the nonblocking operation and poll it, sleeping between polls longer
 //! the longer it takes (after a millisecond of yielding; up to about a millisecond). The
 //! broadcast (a follower's wait for its root's next child, every generation) and the gradient
 //! sums of training, where every rank arrives at once, use MPI's blocking calls.
@@ -140,6 +140,13 @@ impl PointToPoint for MpiComm {
         self.pending.len()
     }
     fn wait_sends(&mut self) -> Result<()> {
+        if self.patient {
+            let mut patience = Patience::default();
+            while self.test_sends() > 0 {
+                patience.pause();
+            }
+            return Ok(());
+        }
         for p in self.pending.drain(..) {
             p.request.wait();
             // SAFETY: the send completed, MPI no longer reads the buffer.
