@@ -270,7 +270,7 @@ pub struct CommandArgs {
     /// is then forked from that Python instead of starting anew, which saves the imports' time in
     /// every evaluation. The command must be `PYTHON [-u] SCRIPT ...` or `PYTHON [-u] -m MODULE ...`.
     #[arg(long, value_name = "MODULES", help_heading = "Command trials")]
-    pub preload: Option<String>,
+    pub preload: Option<propulate::trial::PreloadModules>,
     /// The trial command, after `--`: `{name}` in it is replaced by a parameter's value; without
     /// any placeholder, `--name=value` is appended for every parameter.
     #[arg(last = true, value_name = "COMMAND", help_heading = "Command trials")]

@@ -38,9 +38,7 @@ impl CommandTask {
         if let Some(text) = &args.objectives {
             settings.objectives = propulate::Objective::parse_list(text)?.into_iter().map(|o| o.name).collect();
         }
-        if let Some(modules) = &args.trial.preload {
-            settings.preload = modules.split(',').map(|m| m.trim().to_string()).collect();
-        }
+        settings.preload = args.trial.preload.clone();
         if let Some(seconds) = args.trial.trial_timeout {
             settings.timeout =
                 Some(Duration::try_from_secs_f64(seconds).ok().filter(|t| !t.is_zero()).ok_or_else(|| {

@@ -7,21 +7,8 @@
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
+use crate::heard::{Event, Heard};
 use propulate_ddp::{TcpStore, WorkerStore};
-use serde::{Deserialize, Serialize};
-
-use crate::evaluation::Heard;
-
-/// Something that happened to the trial.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) enum Event {
-    /// Rank 0's process reported an intermediate value.
-    Report { step: u64, value: f64 },
-    /// The process of worker rank `rank` has ended (`failure`: how, with its log's tail).
-    Exited { rank: usize, failure: Option<String> },
-    /// Rank 0 stops the trial (time limit, a rank hanging after the others ended).
-    Stop { reason: String },
-}
 
 /// Where this rank publishes events.
 pub(crate) enum Bus {

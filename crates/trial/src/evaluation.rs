@@ -18,26 +18,14 @@ use propulate_core::early_stop::Decision;
 use propulate_engine::{LossResult, WorkerContext};
 
 use crate::CommandTrial;
-use crate::bus::{Bus, Event};
+use crate::bus::Bus;
+use crate::child::log_tail;
 use crate::command_line::params_json;
 use crate::fork_server::{PythonCommand, ServerSpec, with_server};
+use crate::heard::{Event, Heard};
 use crate::placement::{Placement, free_port};
-use crate::process::{TrialProcess, failure_of, log_tail};
+use crate::process::{TrialProcess, failure_of};
 use crate::report_lines::{Line, parse_line, parse_result_file};
-
-/// What a rank's evaluation loop hears.
-pub(crate) enum Heard {
-    /// A line of this rank's process's stdout.
-    Line(String),
-    /// That stdout has ended.
-    StdoutClosed,
-    /// This rank's process has ended.
-    Exited(Result<ExitStatus, String>),
-    /// An event of the worker's ranks.
-    Bus(Event),
-    /// The worker's events can no longer be heard.
-    BusLost(String),
-}
 
 /// How a trial ended other than by finishing.
 enum Outcome {
@@ -67,19 +55,20 @@ pub(crate) fn evaluate(trial: &CommandTrial, p: Params<'_>, ctx: &mut WorkerCont
     let rank_env = trial.rank_environment();
     env.extend(rank_env.iter().cloned());
     let mut rank = RankLoop::new(trial, ctx.worker_rank, ctx.worker_size, bus);
-    let started = if trial.settings.preload.is_empty() {
-        TrialProcess::spawn(&argv, &env, &dir, ctx.worker_rank, heard_tx).map_err(|e| format!("{}: {e}", argv[0]))
-    } else {
-        PythonCommand::parse(&argv).and_then(|command| {
+    let started = match &trial.settings.preload {
+        None => {
+            TrialProcess::spawn(&argv, &env, &dir, ctx.worker_rank, heard_tx).map_err(|e| format!("{}: {e}", argv[0]))
+        }
+        Some(modules) => PythonCommand::parse(&argv).and_then(|command| {
             let server = ServerSpec {
                 python: &command.python,
-                modules: &trial.settings.preload,
+                modules,
                 env: &rank_env,
                 command: trial.command(),
                 log: trial.preload_log.clone(),
             };
             with_server(&server, |s| TrialProcess::spawn_forked(s, &command, &env, &dir, ctx.worker_rank, heard_tx))
-        })
+        }),
     };
     match started {
         Ok(process) => rank.process = Some(process),

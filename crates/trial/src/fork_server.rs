@@ -23,8 +23,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::evaluation::Heard;
-use crate::process::{die_with_parent, log_tail};
+use crate::child::{die_with_parent, log_tail};
+use crate::heard::Heard;
 
 /// The server's program, given to `python -c`.
 const SERVER_PROGRAM: &str = include_str!("fork_server.py");
@@ -74,32 +74,52 @@ impl PythonCommand {
     }
 }
 
-/// The modules of `--preload`, checked: comma-separated Python module names.
-pub(crate) fn parse_modules(text: &str) -> Result<Vec<String>, String> {
-    let modules: Vec<String> = text.split(',').map(|m| m.trim().to_string()).collect();
-    for m in &modules {
-        let valid = !m.is_empty()
-            && m.split('.').all(|part| {
-                part.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
-                    && part.chars().all(|c| c.is_alphanumeric() || c == '_')
-            });
-        if !valid {
-            return Err(format!("--preload {text}: `{m}` is not a Python module name (e.g. --preload torch,numpy)"));
+/// The modules of `--preload`: comma-separated Python module names, checked when the flag is
+/// read and carried as this one value to the server, which gets them joined as they came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreloadModules(Vec<String>);
+
+impl std::str::FromStr for PreloadModules {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let modules: Vec<String> = text.split(',').map(|m| m.trim().to_string()).collect();
+        for m in &modules {
+            let valid = !m.is_empty()
+                && m.split('.').all(|part| {
+                    part.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                        && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+                });
+            if !valid {
+                return Err(format!("`{m}` is not a Python module name (e.g. --preload torch,numpy)"));
+            }
         }
+        Ok(PreloadModules(modules))
     }
-    Ok(modules)
+}
+
+impl PreloadModules {
+    /// The module names, in the order given.
+    pub fn names(&self) -> &[String] {
+        &self.0
+    }
+
+    /// As the server's command line takes them: comma-separated.
+    fn joined(&self) -> String {
+        self.0.join(",")
+    }
 }
 
 /// Whether `python` runs and finds the top-level package of each of `modules` (without importing
 /// them, which may take seconds): a clear error before the run instead of a failure per trial.
-pub(crate) fn check_modules(python: &str, modules: &[String]) -> Result<(), String> {
+pub(crate) fn check_modules(python: &str, modules: &PreloadModules) -> Result<(), String> {
     const FIND: &str = "import importlib.util, sys\n\
                         missing = [m for m in sys.argv[1:] if importlib.util.find_spec(m.split('.')[0]) is None]\n\
                         print(', '.join(missing))";
     let out = Command::new(python)
         .arg("-c")
         .arg(FIND)
-        .args(modules)
+        .args(modules.names())
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("--preload: cannot run the trial's Python `{python}`: {e}"))?;
@@ -135,7 +155,7 @@ thread_local! {
 /// trials that does not change between them (read by the modules at import), where it logs.
 pub(crate) struct ServerSpec<'a> {
     pub python: &'a str,
-    pub modules: &'a [String],
+    pub modules: &'a PreloadModules,
     pub env: &'a [(String, String)],
     /// The trial command, after the modules in the server's command line: `ps` shows what it serves.
     pub command: &'a [String],
@@ -149,7 +169,7 @@ pub(crate) fn with_server<R>(
     f: impl FnOnce(&mut ForkServer) -> Result<R, String>,
 ) -> Result<R, String> {
     SERVER.with_borrow_mut(|slot| {
-        let modules = spec.modules.join(",");
+        let modules = spec.modules.joined();
         if slot.as_mut().is_some_and(|s| s.python != spec.python || s.modules != modules || !s.alive()) {
             *slot = None;
         }
@@ -315,10 +335,13 @@ mod tests {
     }
 
     #[test]
-    fn module_lists_are_checked() {
-        assert_eq!(parse_modules("torch, numpy,torch.distributed").unwrap(), words("torch numpy torch.distributed"));
+    fn module_lists_are_checked_and_reach_the_server_as_given() {
+        let modules: PreloadModules = "torch, numpy,torch.distributed".parse().unwrap();
+        assert_eq!(modules.names(), words("torch numpy torch.distributed"));
+        assert_eq!(modules.joined(), "torch,numpy,torch.distributed");
         for bad in ["", "torch,", "to rch", "1torch", "torch..nn", "-m"] {
-            assert!(parse_modules(bad).unwrap_err().contains("is not a Python module name"), "{bad}");
+            let e = bad.parse::<PreloadModules>().unwrap_err();
+            assert!(e.contains("is not a Python module name"), "{bad}: {e}");
         }
     }
 }

@@ -8,6 +8,9 @@
 //! - `command_line`: the command with the candidate's values filled in.
 //! - `placement`: where each process sits in the trial's job (ranks, hosts, port, GPUs).
 //! - `process`: one process of the trial: its own process group, killed with its rank, logs.
+//! - `child`: what every process a rank starts gets (death with its rank, its log's tail).
+//! - `heard`: what a rank's evaluation loop hears (its process's output and end, the worker's
+//!   events), so that the modules sending it do not depend on the loop.
 //! - `report_lines`: what the program tells us (`propulate: step=.. loss=..`, the result file).
 //! - `bus`: the events the worker's ranks share while their processes run.
 //! - `fork_server`: `--preload`, a Python trial's processes forked from one that imported its modules.
@@ -27,9 +30,11 @@
 #![warn(missing_docs)]
 
 mod bus;
+mod child;
 mod command_line;
 mod evaluation;
 mod fork_server;
+mod heard;
 pub mod placement;
 mod process;
 mod program_check;
@@ -43,6 +48,7 @@ use propulate_core::{Params, SearchSpace};
 use propulate_engine::{LossResult, WorkerContext};
 
 pub use command_line::CommandTemplate;
+pub use fork_server::PreloadModules;
 
 /// A set-up error of a command trial (the evaluation's own failures are recorded, not returned).
 #[derive(Debug, thiserror::Error)]
@@ -74,8 +80,8 @@ pub struct TrialSettings {
     pub objectives: Vec<String>,
     /// Python modules to import once per rank (`--preload`): the trial's processes are then forked
     /// from that Python instead of started afresh; the command must be `PYTHON [-u] SCRIPT ...` or
-    /// `PYTHON [-u] -m MODULE ...`. Empty: every process is started as the command says.
-    pub preload: Vec<String>,
+    /// `PYTHON [-u] -m MODULE ...`. `None`: every process is started as the command says.
+    pub preload: Option<PreloadModules>,
 }
 
 impl TrialSettings {
@@ -89,7 +95,7 @@ impl TrialSettings {
             finish_grace: Duration::from_secs(60),
             kill_grace: Duration::from_secs(5),
             objectives: Vec::new(),
-            preload: Vec::new(),
+            preload: None,
         }
     }
 }
@@ -116,10 +122,9 @@ impl CommandTrial {
             Error::InvalidConfig(format!("the trials directory {}: {e}", settings.trials_dir.display()))
         })?;
         let template = CommandTemplate::new(argv, &space)?;
-        if !settings.preload.is_empty() {
+        if let Some(modules) = &settings.preload {
             let python = fork_server::PythonCommand::parse(template.words()).map_err(Error::InvalidConfig)?.python;
-            fork_server::parse_modules(&settings.preload.join(",")).map_err(Error::InvalidConfig)?;
-            fork_server::check_modules(&python, &settings.preload).map_err(Error::InvalidConfig)?;
+            fork_server::check_modules(&python, modules).map_err(Error::InvalidConfig)?;
         }
         program_check::check_program(&template.words()[0], std::env::var_os("PATH").as_deref())
             .map_err(Error::InvalidConfig)?;
@@ -174,5 +179,49 @@ impl CommandTrial {
     /// (recorded as a failed evaluation), a trial the early stopper stopped as its last value.
     pub fn evaluate(&self, p: Params<'_>, ctx: &mut WorkerContext<'_>) -> LossResult {
         evaluation::evaluate(self, p, ctx)
+    }
+}
+
+#[cfg(test)]
+mod layering {
+    /// Each module's source, to read which of its siblings it imports.
+    const MODULES: [(&str, &str); 10] = [
+        ("bus", include_str!("bus.rs")),
+        ("child", include_str!("child.rs")),
+        ("command_line", include_str!("command_line.rs")),
+        ("evaluation", include_str!("evaluation.rs")),
+        ("fork_server", include_str!("fork_server.rs")),
+        ("heard", include_str!("heard.rs")),
+        ("placement", include_str!("placement.rs")),
+        ("process", include_str!("process.rs")),
+        ("program_check", include_str!("program_check.rs")),
+        ("report_lines", include_str!("report_lines.rs")),
+    ];
+
+    /// The modules form layers: no module imports one that (through others) imports it back, so
+    /// each can be read, and tested, from the ones below it.
+    #[test]
+    fn the_modules_import_each_other_without_a_circle() {
+        let imports = |source: &str| -> Vec<&str> {
+            MODULES.iter().map(|(name, _)| *name).filter(|m| source.contains(&format!("crate::{m}::"))).collect()
+        };
+        // Depth-first from every module; a module met again on the current path closes a circle.
+        fn visit<'a>(m: &'a str, path: &mut Vec<&'a str>, imports: &dyn Fn(&'a str) -> Vec<&'a str>) {
+            if let Some(start) = path.iter().position(|p| *p == m) {
+                panic!("an import circle: {} -> {m}", path[start..].join(" -> "));
+            }
+            path.push(m);
+            for next in imports(m) {
+                visit(next, path, imports);
+            }
+            path.pop();
+        }
+        let of = |m: &str| imports(MODULES.iter().find(|(name, _)| *name == m).expect("listed").1);
+        let found = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/src")).unwrap().count();
+        assert_eq!(found, MODULES.len() + 2, "a module is missing from the list (lib.rs and fork_server.py aside)");
+        for (name, _) in MODULES {
+            visit(name, &mut Vec::new(), &of);
+        }
+        assert_eq!(of("evaluation").len(), 8, "the loop uses every module but program_check");
     }
 }

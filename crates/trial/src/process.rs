@@ -4,14 +4,15 @@
 //! to a file, stdout to a file through a reader that passes each line on.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::Sender;
 
-use crate::evaluation::Heard;
+use crate::child::die_with_parent;
 use crate::fork_server::{ForkServer, PythonCommand};
+use crate::heard::Heard;
 
 /// A running (or finished) process of a trial.
 pub(crate) struct TrialProcess {
@@ -87,26 +88,6 @@ impl TrialProcess {
     }
 }
 
-/// Have the kernel kill `cmd`'s process when the thread that starts it ends: the loss runs on the
-/// rank's own thread for the whole evaluation (and a preloaded Python is started on it), so that
-/// is the rank's death.
-pub(crate) fn die_with_parent(cmd: &mut Command) {
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid, _exit).
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The rank died between the fork and the prctl: nobody would ever stop this one.
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
-}
-
 /// Copy a process's stdout into its log, passing each line to `heard` as [`Heard::Line`], then
 /// [`Heard::StdoutClosed`] at its end.
 fn follow_stdout(stdout: impl Read + Send + 'static, mut log: File, heard: Sender<Heard>) {
@@ -153,28 +134,6 @@ fn signal_name(sig: i32) -> &'static str {
     }
 }
 
-/// The last lines of a log, on one line (`a | b | c`), for a failure's reason: the traceback's
-/// end usually says what went wrong. Empty when the log is empty or unreadable.
-pub(crate) fn log_tail(path: &Path) -> String {
-    const BYTES: u64 = 4096;
-    const LINES: usize = 6;
-    const CHARS: usize = 600;
-    let mut text = String::new();
-    if let Ok(mut f) = File::open(path) {
-        let len = f.metadata().map_or(0, |m| m.len());
-        let _ = f.seek(SeekFrom::Start(len.saturating_sub(BYTES)));
-        let mut bytes = Vec::new();
-        let _ = f.read_to_end(&mut bytes);
-        text = String::from_utf8_lossy(&bytes).into_owned();
-    }
-    let lines: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).collect();
-    let tail = lines[lines.len().saturating_sub(LINES)..].join(" | ");
-    match tail.char_indices().rev().nth(CHARS - 1) {
-        Some((start, _)) if tail.chars().count() > CHARS => format!("...{}", &tail[start..]),
-        _ => tail,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,18 +143,5 @@ mod tests {
         assert_eq!(failure_of(&Ok(ExitStatus::from_raw(0))), None);
         assert_eq!(failure_of(&Ok(ExitStatus::from_raw(3 << 8))).unwrap(), "exited with status 3");
         assert_eq!(failure_of(&Ok(ExitStatus::from_raw(9))).unwrap(), "was killed by signal 9 (SIGKILL)");
-    }
-
-    #[test]
-    fn the_tail_is_the_last_lines_on_one_line_and_short() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("err");
-        assert_eq!(log_tail(&path), "");
-        let text: String = (0..100).map(|i| format!("line {i}\n\n")).collect();
-        std::fs::write(&path, text).unwrap();
-        assert_eq!(log_tail(&path), "line 94 | line 95 | line 96 | line 97 | line 98 | line 99");
-        std::fs::write(&path, "x".repeat(5000)).unwrap();
-        let tail = log_tail(&path);
-        assert!(tail.starts_with("...") && tail.chars().count() == 603, "{}", tail.len());
     }
 }

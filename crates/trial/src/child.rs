@@ -1,0 +1,68 @@
+//! What every process a rank starts for a trial gets, the trial's own and a preloaded Python
+//! alike: it dies with its rank, and its log's tail is quoted when it fails.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+
+/// Have the kernel kill `cmd`'s process when the thread that starts it ends: the loss runs on the
+/// rank's own thread for the whole evaluation (and a preloaded Python is started on it), so that
+/// is the rank's death.
+pub(crate) fn die_with_parent(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid, _exit).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The rank died between the fork and the prctl: nobody would ever stop this one.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The last lines of a log, on one line (`a | b | c`), for a failure's reason: the traceback's
+/// end usually says what went wrong. Empty when the log is empty or unreadable.
+pub(crate) fn log_tail(path: &Path) -> String {
+    const BYTES: u64 = 4096;
+    const LINES: usize = 6;
+    const CHARS: usize = 600;
+    let mut text = String::new();
+    if let Ok(mut f) = File::open(path) {
+        let len = f.metadata().map_or(0, |m| m.len());
+        let _ = f.seek(SeekFrom::Start(len.saturating_sub(BYTES)));
+        let mut bytes = Vec::new();
+        let _ = f.read_to_end(&mut bytes);
+        text = String::from_utf8_lossy(&bytes).into_owned();
+    }
+    let lines: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(LINES)..].join(" | ");
+    match tail.char_indices().rev().nth(CHARS - 1) {
+        Some((start, _)) if tail.chars().count() > CHARS => format!("...{}", &tail[start..]),
+        _ => tail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_is_the_last_lines_on_one_line_and_short() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("err");
+        assert_eq!(log_tail(&path), "");
+        let text: String = (0..100).map(|i| format!("line {i}\n\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(log_tail(&path), "line 94 | line 95 | line 96 | line 97 | line 98 | line 99");
+        std::fs::write(&path, "x".repeat(5000)).unwrap();
+        let tail = log_tail(&path);
+        assert!(tail.starts_with("...") && tail.chars().count() == 603, "{}", tail.len());
+    }
+}
