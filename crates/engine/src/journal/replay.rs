@@ -229,18 +229,20 @@ fn read_segment(path: &Path, rules: &RecordRules<'_>, j: &mut WorkerJournal, war
             break;
         };
         let len = line.len();
+        // UTF-8 checked once per line: parsing from bytes checked every key of every record again.
+        let line = std::str::from_utf8(line).map_err(|e| corrupt(offset, format!("not UTF-8 text: {e}")))?;
         // Records that resume does not read back are not built: a bred child's identity is checked
         // but not its values (it is bred again), a receipt of immigrants only for being valid JSON
         // (the sender's record is the one replayed). Over a third of a journal's lines are these.
-        if has_tag(line, b"bred") {
-            let BredId { id } = serde_json::from_slice(line).map_err(|e| corrupt(offset, e.to_string()))?;
+        if has_tag(line, "bred") {
+            let BredId { id } = serde_json::from_str(line).map_err(|e| corrupt(offset, e.to_string()))?;
             rules.bred_here(&id).map_err(|e| corrupt(offset, e))?;
             j.in_flight.push(id);
             offset += len + 1;
             continue;
         }
-        if has_tag(line, b"immig") {
-            serde_json::from_slice::<serde::de::IgnoredAny>(line).map_err(|e| corrupt(offset, e.to_string()))?;
+        if has_tag(line, "immig") {
+            serde_json::from_str::<serde::de::IgnoredAny>(line).map_err(|e| corrupt(offset, e.to_string()))?;
             offset += len + 1;
             continue;
         }
@@ -277,34 +279,32 @@ struct BredId {
 }
 
 /// True if `line` is a record of kind `tag` as the writer writes it (`{"e":"<tag>",...`).
-fn has_tag(line: &[u8], tag: &[u8]) -> bool {
-    const OPEN: &[u8] = br#"{"e":""#;
-    line.strip_prefix(OPEN).and_then(|rest| rest.strip_prefix(tag)).is_some_and(|rest| rest.starts_with(br#"","#))
+fn has_tag(line: &str, tag: &str) -> bool {
+    line.strip_prefix(r#"{"e":""#).and_then(|rest| rest.strip_prefix(tag)).is_some_and(|rest| rest.starts_with(r#"","#))
 }
 
 /// Parse one journal line. A record is recognised by its leading tag and parsed straight into its
 /// named record: serde's internally tagged enums buffer the whole record first, which made reading
 /// a journal several times slower.
-fn parse_event(line: &[u8]) -> serde_json::Result<Event> {
-    use serde_json::from_slice;
-    const OPEN: &[u8] = br#"{"e":""#;
-    let tag = |t: &[u8]| line.starts_with(OPEN) && line[OPEN.len()..].starts_with(t);
-    if tag(br#"eval","#) {
-        from_slice(line).map(Event::Eval)
-    } else if tag(br#"bred","#) {
-        from_slice(line).map(Event::Bred)
-    } else if tag(br#"immig","#) {
-        from_slice(line).map(Event::Immig)
-    } else if tag(br#"emig","#) {
-        from_slice(line).map(Event::Emig)
-    } else if tag(br#"seed","#) {
-        from_slice(line).map(Event::Seed)
-    } else if tag(br#"deact","#) {
-        from_slice(line).map(Event::Deact)
-    } else if tag(br#"done","#) {
-        from_slice(line).map(Event::Done)
+fn parse_event(line: &str) -> serde_json::Result<Event> {
+    use serde_json::from_str;
+    let tag = |t: &str| has_tag(line, t);
+    if tag("eval") {
+        from_str(line).map(Event::Eval)
+    } else if tag("bred") {
+        from_str(line).map(Event::Bred)
+    } else if tag("immig") {
+        from_str(line).map(Event::Immig)
+    } else if tag("emig") {
+        from_str(line).map(Event::Emig)
+    } else if tag("seed") {
+        from_str(line).map(Event::Seed)
+    } else if tag("deact") {
+        from_str(line).map(Event::Deact)
+    } else if tag("done") {
+        from_str(line).map(Event::Done)
     } else {
-        from_slice(line) // unknown or reordered: the general (slower) path, with its error message
+        from_str(line) // unknown or reordered: the general (slower) path, with its error message
     }
 }
 
@@ -388,10 +388,10 @@ mod tests {
             Event::Done(Done { generations: 7 }),
         ];
         for e in events {
-            let line = serde_json::to_vec(&e).unwrap();
+            let line = serde_json::to_string(&e).unwrap();
             assert_eq!(parse_event(&line).unwrap(), e);
         }
-        assert!(parse_event(br#"{"e":"eval","ind":{"values":[]}}"#).is_err());
-        assert!(parse_event(br#"{"e":"nonsense"}"#).is_err());
+        assert!(parse_event(r#"{"e":"eval","ind":{"values":[]}}"#).is_err());
+        assert!(parse_event(r#"{"e":"nonsense"}"#).is_err());
     }
 }
