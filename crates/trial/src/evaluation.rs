@@ -21,7 +21,7 @@ use crate::CommandTrial;
 use crate::bus::Bus;
 use crate::child::log_tail;
 use crate::command_line::params_json;
-use crate::fork_server::{PythonCommand, ServerSpec, with_server};
+use crate::fork_server::{PreloadModules, PythonCommand, ServerSpec, with_server};
 use crate::heard::{Event, Heard};
 use crate::placement::{Placement, free_port};
 use crate::process::{TrialProcess, failure_of};
@@ -41,6 +41,15 @@ const STDOUT_GRACE: Duration = Duration::from_secs(2);
 
 pub(crate) fn evaluate(trial: &CommandTrial, p: Params<'_>, ctx: &mut WorkerContext<'_>) -> LossResult {
     let dir = trial.trial_dir(ctx.trial);
+    let rank_env = trial.rank_environment();
+    // A preloaded Python is started (or found alive) before the ranks meet, so that its imports,
+    // seconds on a busy node, do not count against the trial's time limit, which starts after
+    // the meeting. Should it fail, the start below tries again and fails the trial with the reason.
+    if let Some(modules) = &trial.settings.preload
+        && let Ok(command) = PythonCommand::parse(trial.command())
+    {
+        let _ = with_server(&server_spec(trial, &command, modules, &rank_env), |_| Ok(()));
+    }
     let (heard_tx, heard) = channel();
     let (bus, placement) = set_up(trial, &dir, ctx, &heard_tx)?;
     let values = p.values();
@@ -52,7 +61,6 @@ pub(crate) fn evaluate(trial: &CommandTrial, p: Params<'_>, ctx: &mut WorkerCont
         ("PROPULATE_TRIAL_DIR".into(), dir.display().to_string()),
         ("PROPULATE_RESULT".into(), dir.join("result.json").display().to_string()),
     ]);
-    let rank_env = trial.rank_environment();
     env.extend(rank_env.iter().cloned());
     let mut rank = RankLoop::new(trial, ctx.worker_rank, ctx.worker_size, bus);
     let started = match &trial.settings.preload {
@@ -60,14 +68,9 @@ pub(crate) fn evaluate(trial: &CommandTrial, p: Params<'_>, ctx: &mut WorkerCont
             TrialProcess::spawn(&argv, &env, &dir, ctx.worker_rank, heard_tx).map_err(|e| format!("{}: {e}", argv[0]))
         }
         Some(modules) => PythonCommand::parse(&argv).and_then(|command| {
-            let server = ServerSpec {
-                python: &command.python,
-                modules,
-                env: &rank_env,
-                command: trial.command(),
-                log: trial.preload_log.clone(),
-            };
-            with_server(&server, |s| TrialProcess::spawn_forked(s, &command, &env, &dir, ctx.worker_rank, heard_tx))
+            with_server(&server_spec(trial, &command, modules, &rank_env), |s| {
+                TrialProcess::spawn_forked(s, &command, &env, &dir, ctx.worker_rank, heard_tx)
+            })
         }),
     };
     match started {
@@ -92,6 +95,23 @@ pub(crate) fn evaluate(trial: &CommandTrial, p: Params<'_>, ctx: &mut WorkerCont
         None if ctx.worker_rank == 0 => rank.result(&dir, ctx),
         // The root's value is recorded; the others agree on success or failure only.
         None => Ok(rank.last_value.unwrap_or(0.0)),
+    }
+}
+
+/// What this rank's preloaded Python is: the trial's Python with `modules`, the rank's
+/// environment, logging where the trial says.
+fn server_spec<'a>(
+    trial: &'a CommandTrial,
+    command: &'a PythonCommand,
+    modules: &'a PreloadModules,
+    rank_env: &'a [(String, String)],
+) -> ServerSpec<'a> {
+    ServerSpec {
+        python: &command.python,
+        modules,
+        env: rank_env,
+        command: trial.command(),
+        log: trial.preload_log.clone(),
     }
 }
 
