@@ -25,6 +25,8 @@ enum Kind {
     Count,
     /// One of the words, each the boolean it stands for.
     Words(&'static [(&'static str, bool)]),
+    /// One of the names, the setting's value as it is.
+    Names(&'static [&'static str]),
 }
 
 /// One setting of one family of propagators, as a flag.
@@ -137,14 +139,27 @@ const FLAGS: &[SettingFlag] = &[
         owners: TPE,
         field: "gamma",
         kind: Kind::Float,
-        help: "TPE: share of the island's evaluations that make its good density [default: 0.25]",
+        help: "TPE: share of the island's evaluations that make its good density (the univariate and \
+               multivariate models take at most 25) [default: 0.1; 0.25 with --tpe-model independent]",
     },
     SettingFlag {
         long: "tpe-startup",
         owners: TPE,
         field: "startup",
         kind: Kind::Count,
-        help: "TPE: random individuals until the island holds this many evaluated ones [default: 6]",
+        help: "TPE: random individuals until the island holds this many evaluated ones [default: 10; 6 with \
+               --tpe-model independent]",
+    },
+    SettingFlag {
+        long: "tpe-model",
+        owners: TPE,
+        field: "model",
+        kind: Kind::Names(&propulate::propagator::TpeModel::NAMES),
+        help: "TPE: the model: univariate (Optuna's TPESampler with constant_liar: each parameter's good \
+               and bad densities from a kernel per evaluation and a prior, the island's running \
+               evaluations counted as bad ones), multivariate (Optuna's multivariate=True: one kernel per \
+               evaluation over all parameters) or independent (the model before 2026-11-26) [default: \
+               univariate]",
     },
     SettingFlag {
         long: "gp-startup",
@@ -187,8 +202,8 @@ const PROPAGATOR_HELP: &str = "Breeding operator [default: gp for the CNN task a
     --function; a resume: its checkpoint's]: ga (genetic and differential children; see \
     --reference-genetic), pso (basic), pso-clamping, pso-constriction, pso-canonical, cmaes (active), \
     cmaes-basic, nm (Nelder-Mead); pso, cmaes and nm search int and float parameters only; tpe \
-    (tree-structured Parzen estimator, Optuna's default sampler) models each parameter from the island's \
-    evaluations; gp (Bayesian optimization: a Gaussian process over all parameters, expected \
+    (tree-structured Parzen estimator, Optuna's default sampler) models the island's evaluations in a \
+    good and a bad density; gp (Bayesian optimization: a Gaussian process over all parameters, expected \
     improvement) models them together";
 
 const REFERENCE_GENETIC_HELP: &str = "The Python reference's genetic propagator instead of the default's \
@@ -234,6 +249,7 @@ impl Args for PropagatorArgs {
                 Kind::Words(words) => {
                     arg.value_parser(clap::builder::PossibleValuesParser::new(words.iter().map(|(w, _)| *w)))
                 }
+                Kind::Names(names) => arg.value_parser(clap::builder::PossibleValuesParser::new(names.iter().copied())),
             })
         })
     }
@@ -254,6 +270,7 @@ impl FromArgMatches for PropagatorArgs {
                     Kind::Words(words) => m
                         .get_one::<String>(flag.long)
                         .map(|word| Value::Bool(words.iter().find(|(w, _)| w == word).is_some_and(|(_, b)| *b))),
+                    Kind::Names(_) => m.get_one::<String>(flag.long).map(|name| Value::String(name.clone())),
                 };
                 value.map(|v| (flag, v))
             })

@@ -332,6 +332,7 @@ impl Gp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::propagator::test_pools::WithRunning;
     use crate::rng::worker_rng;
 
     fn with_loss(values: Vec<Value>, loss: f64) -> Individual {
@@ -536,39 +537,6 @@ mod tests {
         assert_eq!(config, legacy);
         let now = serde_json::to_string(&GpConfig::default()).unwrap();
         assert_eq!(serde_json::from_str::<GpConfig>(&now).unwrap(), GpConfig::default());
-    }
-
-    /// Evaluated individuals and the children other workers are running.
-    struct WithRunning {
-        done: Vec<Individual>,
-        running: Vec<Individual>,
-    }
-
-    impl Pool for WithRunning {
-        fn size(&self) -> usize {
-            self.done.size()
-        }
-        fn best(&self, k: usize) -> Vec<Individual> {
-            self.done.best(k)
-        }
-        fn worst(&self, k: usize) -> Vec<Individual> {
-            self.done.worst(k)
-        }
-        fn sample(&self, k: usize, rng: &mut PropRng) -> Vec<Individual> {
-            self.done.sample(k, rng)
-        }
-        fn to_vec(&self) -> Vec<Individual> {
-            self.done.clone()
-        }
-        fn iter_all(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
-            self.done.iter_all()
-        }
-        fn iter_latest_bred(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
-            self.done.iter_latest_bred()
-        }
-        fn iter_running(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
-            Box::new(self.running.iter())
-        }
     }
 
     #[test]

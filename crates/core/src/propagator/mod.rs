@@ -13,6 +13,7 @@ mod init;
 mod mutation;
 mod nelder_mead;
 mod normalized;
+mod parzen;
 mod pso;
 mod selection;
 mod spec;
@@ -31,7 +32,7 @@ pub use nelder_mead::{NelderMead, NelderMeadConfig};
 pub use pso::{Pso, PsoConfig, PsoVariant};
 pub use selection::{SelectMax, SelectMin, SelectUniform};
 pub use spec::PropagatorSpec;
-pub use tpe::{Tpe, TpeConfig};
+pub use tpe::{Tpe, TpeConfig, TpeModel};
 
 pub use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
@@ -270,3 +271,5 @@ pub(crate) fn check_probability(what: &str, p: f64) -> Result<f64> {
 mod model_tests;
 #[cfg(test)]
 mod property_tests;
+#[cfg(test)]
+pub(crate) mod test_pools;

@@ -1,10 +1,18 @@
 //! The tree-structured Parzen estimator (TPE; Bergstra et al., NeurIPS 2011), Optuna's default
-//! sampler, as a propagator: the island's evaluated individuals are split into the best `gamma`
-//! share and the rest, each parameter's values in either group become a density (a Parzen window
-//! over a float or int parameter's unit interval, a histogram over a categorical's choices), and
-//! each parameter of the child is the best of `candidates` draws from the good density by the ratio
-//! of the good to the bad density. The parameters are modelled one by one (independent TPE), as
-//! the `tpe` crate does, whose estimators this uses.
+//! sampler, as a propagator: the island's evaluated individuals are split into the good ones and
+//! the rest, each group becomes a density, and the child is the best of `candidates` draws from the
+//! good density by the ratio of the good to the bad density.
+//!
+//! Three models. The default, *univariate*, is Optuna 5's default `TPESampler` with its
+//! `constant_liar`: the good group is the best `min(ceil(gamma n), 25)` of `n`, and for each
+//! parameter on its own each group becomes a mixture with one kernel per evaluation (as wide as its
+//! larger gap to its neighbours) and a prior kernel over the whole range ([`super::parzen`]), older
+//! evaluations weighed less; the evaluations the island's other workers are running count among the
+//! bad ones at the worst loss, so that workers breeding at once do not all draw next to the same
+//! good point. *Multivariate* (`TPESampler(multivariate=True)`) gives each evaluation one kernel
+//! over all parameters at once, keeping what parameters do together. *Independent* (the model
+//! before 2026-11-26, which checkpoints written then keep) models each parameter with the `tpe`
+//! crate's estimators and a good share of `gamma`.
 //!
 //! It keeps no state: everything comes from the pool, so a resumed run breeds from what its
 //! checkpoint holds, and several workers breeding from one island at once draw different
@@ -15,30 +23,66 @@ use serde::{Deserialize, Serialize};
 use tpe::{TpeOptimizer, TpeOptimizerBuilder};
 
 use super::normalized::{ParamAxis, check_same_space, param_axes};
+use super::parzen::{Bandwidth, Parzen, Point};
 use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
+use crate::population::breed_key;
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, Value};
 
 /// The knobs of [`Tpe`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TpeConfig {
-    /// Share of the evaluated individuals that make the good density (rounded up; at least one).
+    /// Share of the evaluated individuals that make the good density (rounded up; at least one;
+    /// the univariate and multivariate models take at most 25, as Optuna does).
     pub gamma: f64,
-    /// Draws from the good density per parameter; the child takes the one the densities' ratio
-    /// rates best. More: greedier.
+    /// Draws from the good density (per parameter, except in the multivariate model); the child
+    /// takes the one the densities' ratio rates best. More: greedier.
     pub candidates: usize,
     /// Uniform random children until the pool holds this many evaluated individuals.
     pub startup: usize,
+    /// How the densities are made. Absent from specs written before it existed: those keep
+    /// [`TpeModel::Independent`].
+    #[serde(default)]
+    pub model: TpeModel,
+}
+
+/// The densities of [`Tpe`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TpeModel {
+    /// Each parameter on its own with the `tpe` crate's estimators: the model before 2026-11-26.
+    #[default]
+    Independent,
+    /// Optuna 5's default `TPESampler(constant_liar=True)`: each parameter on its own, a kernel
+    /// per evaluation as wide as its larger gap to its neighbours, a prior kernel, older
+    /// evaluations weighed less, the island's running evaluations counted as bad ones.
+    Univariate,
+    /// Optuna 5's `TPESampler(multivariate=True, constant_liar=True)`: one kernel per evaluation
+    /// over all parameters at once (Scott's rule for its width), the rest as `Univariate`.
+    Multivariate,
+}
+
+impl TpeModel {
+    /// Every model by the name specs and `--tpe-model` give it.
+    pub const NAMES: [&'static str; 3] = ["univariate", "multivariate", "independent"];
 }
 
 impl Default for TpeConfig {
-    /// The good share of hyperopt (25 %; Optuna and the `tpe` crate take 10 %), the crate's 24
-    /// candidates, 6 random individuals first: on the stand-in for the CNN search
-    /// (`benches/cnn_surrogate.rs`, 28 evaluations) these beat 10 % and a start of 4, 8 or 10.
+    /// Optuna 5's TPE: the univariate model, the good 10 % (at most 25), 24 candidates, 10
+    /// random individuals first.
     fn default() -> Self {
-        TpeConfig { gamma: 0.25, candidates: 24, startup: 6 }
+        TpeConfig { gamma: 0.1, candidates: 24, startup: 10, model: TpeModel::Univariate }
+    }
+}
+
+impl TpeConfig {
+    /// The independent model with the settings it had as the default before 2026-11-26 (the
+    /// good 25 %, 6 random individuals first; on the stand-in for the CNN search these beat 10 %
+    /// and a start of 4, 8 or 10).
+    pub fn independent() -> Self {
+        TpeConfig { gamma: 0.25, candidates: 24, startup: 6, model: TpeModel::Independent }
     }
 }
 
@@ -100,9 +144,120 @@ impl Tpe {
     }
 }
 
+impl Tpe {
+    /// A child of the univariate or multivariate model from the `evaluated` individuals and the
+    /// `running` ones.
+    fn optuna_child(&self, mut evaluated: Vec<&Individual>, running: &[&Individual], rng: &mut PropRng) -> Vec<Value> {
+        // The best by loss, ties by identity, so that the split is the same on every worker.
+        evaluated.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
+        let n = evaluated.len() + running.len();
+        let below = ((self.config.gamma * n as f64).ceil() as usize).clamp(1, 25).min(evaluated.len());
+        let (good, bad) = evaluated.split_at(below);
+        // Each group in the order its individuals were bred: the weights favour the newest.
+        let mut good = good.to_vec();
+        let mut bad: Vec<&Individual> = bad.iter().copied().chain(running.iter().copied()).collect();
+        good.sort_by_key(|i| breed_key(i));
+        bad.sort_by_key(|i| breed_key(i));
+        let (good, bad) = (self.points_of(&good), self.points_of(&bad));
+        let choices: Vec<usize> = self
+            .axes
+            .iter()
+            .filter_map(|a| match a {
+                ParamAxis::Choices(n) => Some(*n),
+                ParamAxis::Unit(_) => None,
+            })
+            .collect();
+        if self.config.model == TpeModel::Multivariate {
+            let numbers = self.axes.len() - choices.len();
+            let density = |group: &[Point]| Parzen::new(group, numbers, &choices, Bandwidth::Scott);
+            return self.values_at(&self.best_candidate(&density(&good), &density(&bad), rng));
+        }
+        // Univariate: each parameter its own densities and its own best candidate.
+        let (mut number, mut choice) = (0, 0);
+        let mut child = Point { numbers: Vec::new(), choices: Vec::new() };
+        for axis in &self.axes {
+            let categorical = match axis {
+                ParamAxis::Choices(m) => Some(*m),
+                ParamAxis::Unit(_) => None,
+            };
+            let (at_number, at_choice) = (number, choice);
+            let project = |p: &Point| match categorical {
+                None => Point { numbers: vec![p.numbers[at_number]], choices: vec![] },
+                Some(_) => Point { numbers: vec![], choices: vec![p.choices[at_choice]] },
+            };
+            let (numbers, choices) = match categorical {
+                None => (1, vec![]),
+                Some(m) => (0, vec![m]),
+            };
+            let density = |group: &[Point]| {
+                let points: Vec<Point> = group.iter().map(project).collect();
+                Parzen::new(&points, numbers, &choices, Bandwidth::Neighbours)
+            };
+            let best = self.best_candidate(&density(&good), &density(&bad), rng);
+            match categorical {
+                None => {
+                    child.numbers.push(best.numbers[0]);
+                    number += 1;
+                }
+                Some(_) => {
+                    child.choices.push(best.choices[0]);
+                    choice += 1;
+                }
+            }
+        }
+        self.values_at(&child)
+    }
+
+    /// The best of [`TpeConfig::candidates`] draws from `good` by the ratio of `good` to `bad`.
+    fn best_candidate(&self, good: &Parzen, bad: &Parzen, rng: &mut PropRng) -> Point {
+        (0..self.config.candidates)
+            .map(|_| good.sample(rng))
+            .map(|x| (good.log_pdf(&x) - bad.log_pdf(&x), x))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .expect("at least one candidate")
+            .1
+    }
+
+    /// The individuals' values as the Parzen estimator's points.
+    fn points_of(&self, group: &[&Individual]) -> Vec<Point> {
+        group.iter().map(|i| self.point_of(&i.values)).collect()
+    }
+
+    /// `values` as the Parzen estimator's point: numeric parameters on their unit interval.
+    fn point_of(&self, values: &[Value]) -> Point {
+        let mut point = Point { numbers: Vec::new(), choices: Vec::new() };
+        for (axis, v) in self.axes.iter().zip(values) {
+            match axis {
+                ParamAxis::Unit(unit) => point.numbers.push(unit.to_unit(&[*v])[0]),
+                ParamAxis::Choices(n) => point.choices.push(match v {
+                    Value::Cat(c) => (*c as usize).min(n - 1),
+                    other => (other.as_f64().max(0.0) as usize).min(n - 1),
+                }),
+            }
+        }
+        point
+    }
+
+    /// The values at `point`, each inside its parameter's domain.
+    fn values_at(&self, point: &Point) -> Vec<Value> {
+        let (mut numbers, mut choices) = (point.numbers.iter(), point.choices.iter());
+        self.axes
+            .iter()
+            .map(|axis| match axis {
+                ParamAxis::Unit(unit) => unit.point_at(&[*numbers.next().expect("one per numeric axis")])[0],
+                ParamAxis::Choices(_) => Value::Cat(*choices.next().expect("one per categorical axis") as u32),
+            })
+            .collect()
+    }
+}
+
 impl Propagator for Tpe {
     fn name(&self) -> &'static str {
         "TPE"
+    }
+    /// Optuna's models count the island's running evaluations among the bad ones.
+    fn models_running(&self) -> bool {
+        self.config.model != TpeModel::Independent
     }
     fn parents(&self) -> Arity {
         Arity::Any
@@ -116,6 +271,11 @@ impl Propagator for Tpe {
         let evaluated: Vec<&Individual> = pool.iter_all().filter(|i| i.loss.is_finite()).collect();
         if evaluated.len() < self.config.startup.max(1) {
             return Ok(vec![Individual::new(space.sample(rng))]);
+        }
+        if self.config.model != TpeModel::Independent {
+            // A running child outside the space (a mismatched message) is no evidence of anything.
+            let running: Vec<&Individual> = pool.iter_running().filter(|i| self.space.contains(&i.values)).collect();
+            return Ok(vec![Individual::new(self.optuna_child(evaluated, &running, rng))]);
         }
         let values = self
             .axes
@@ -133,6 +293,7 @@ impl Propagator for Tpe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::propagator::test_pools::WithRunning;
     use crate::rng::worker_rng;
 
     fn evaluated(space: &SearchSpace, rng: &mut PropRng, n: usize, loss: impl Fn(&[Value]) -> f64) -> Vec<Individual> {
@@ -184,6 +345,58 @@ mod tests {
         assert!(mean(&bred) < mean(&random) - 0.8, "bred {:.3} random {:.3}", mean(&bred), mean(&random));
         let tanh = bred.iter().filter(|v| v[2] == Value::Cat(2)).count();
         assert!(tanh > 120, "tanh in {tanh} of 200 children");
+    }
+
+    /// Both models breed where the good points are (the test above runs the default,
+    /// multivariate one); the independent one as it did.
+    #[test]
+    fn the_independent_model_breeds_where_the_good_points_are_too() {
+        let s = space();
+        let tpe = Tpe::new(&s, TpeConfig::independent()).unwrap();
+        assert!(!tpe.models_running());
+        let mut rng = worker_rng(7, 1);
+        let pool = evaluated(&s, &mut rng, 60, loss);
+        let bred: f64 = (0..200).map(|_| loss(&tpe.propagate(&pool, &s, &mut rng).unwrap()[0].values)).sum();
+        let random: f64 = (0..200).map(|_| loss(&s.sample(&mut rng))).sum();
+        assert!(bred < random - 0.8 * 200.0, "bred {bred:.1} random {random:.1}");
+    }
+
+    /// Other workers running children at the good point count as bad evidence there (Optuna's
+    /// constant liar): the next children, from the same random streams, move away from it.
+    #[test]
+    fn running_evaluations_are_lies_at_the_worst_loss_that_push_children_away() {
+        let s = SearchSpace::builder().float("x", 0.0, 1.0).float("y", 0.0, 1.0).build().unwrap();
+        let bowl = |v: &[Value]| (v[0].as_f64() - 0.3).powi(2) + (v[1].as_f64() - 0.6).powi(2);
+        let done = evaluated(&s, &mut worker_rng(8, 0), 40, bowl);
+        let at_optimum = |dx: f64| Individual::new(vec![Value::Float(0.3 + dx), Value::Float(0.6)]);
+        // How far from the optimum 100 children land, alone and with 8 children running there.
+        for (model, factor) in [(TpeModel::Univariate, 1.05), (TpeModel::Multivariate, 1.2)] {
+            let tpe = Tpe::new(&s, TpeConfig { model, ..TpeConfig::default() }).unwrap();
+            assert!(tpe.models_running());
+            let children = |running: Vec<Individual>| -> Vec<Vec<Value>> {
+                let pool = WithRunning { done: done.clone(), running };
+                (0..100).map(|k| tpe.propagate(&pool, &s, &mut worker_rng(9, k)).unwrap().remove(0).values).collect()
+            };
+            let alone = children(vec![]);
+            assert_eq!(children(vec![]), alone, "same seeds, same children");
+            let mean = |c: &[Vec<Value>]| c.iter().map(|v| bowl(v).sqrt()).sum::<f64>() / c.len() as f64;
+            let crowded = children((0..8).map(|k| at_optimum(0.01 * k as f64)).collect());
+            assert!(crowded.iter().all(|v| s.contains(v)));
+            let (near, far) = (mean(&alone), mean(&crowded));
+            assert!(far > near * factor, "{model:?}: running at the optimum {far:.3}, alone {near:.3}");
+            // Running children outside the space are ignored.
+            let stray = vec![Individual::new(vec![Value::Float(7.0), Value::Float(0.5)])];
+            assert_eq!(children(stray), alone);
+        }
+    }
+
+    #[test]
+    fn a_spec_written_before_the_models_keeps_the_independent_one() {
+        let old: TpeConfig = serde_json::from_str(r#"{"gamma":0.25,"candidates":24,"startup":6}"#).unwrap();
+        assert_eq!(old, TpeConfig::independent());
+        let now = serde_json::to_string(&TpeConfig::default()).unwrap();
+        assert!(now.contains(r#""model":"univariate""#), "{now}");
+        assert_eq!(serde_json::from_str::<TpeConfig>(&now).unwrap(), TpeConfig::default());
     }
 
     #[test]

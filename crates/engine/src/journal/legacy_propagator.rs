@@ -4,7 +4,7 @@
 //! such a manifest turns those facts into the spec the run bred with, so that it resumes as it was
 //! and is compared as any other.
 
-use propulate_core::propagator::PropagatorSpec;
+use propulate_core::propagator::{PropagatorSpec, TpeConfig};
 use serde_json::{Map, Value};
 
 use super::Manifest;
@@ -43,6 +43,11 @@ pub(super) fn adopt(manifest: &mut Manifest) -> Result<(), String> {
         // Those runs bred with the squared-exponential model and its defaults (the Matérn model,
         // with its own, became the default on 2026-11-26).
         settings.extend(legacy_gp_model());
+    }
+    if name == "tpe" {
+        // Those runs bred with the independent model and its defaults (the multivariate one
+        // became the default on 2026-11-26).
+        settings.extend(PropagatorSpec::Tpe(TpeConfig::independent()).settings());
     }
     for (old, new) in SETTINGS {
         let Some(value) = recorded.get(old) else { continue };
@@ -131,5 +136,10 @@ mod tests {
         assert!(adopt(&mut m).unwrap_err().contains("unknown propagator 'sa'"));
         let mut m = old_manifest(json!({"propagator": "tpe", "tpe_gamma": "high"}));
         assert!(adopt(&mut m).unwrap_err().contains("propagator tpe"));
+        // An old TPE run bred with the independent model and its defaults, its flags on top.
+        let mut m = old_manifest(json!({"propagator": "tpe", "tpe_startup": 9}));
+        adopt(&mut m).unwrap();
+        let Some(PropagatorSpec::Tpe(tpe)) = &m.config.propagator else { panic!() };
+        assert_eq!(*tpe, TpeConfig { startup: 9, ..TpeConfig::independent() });
     }
 }

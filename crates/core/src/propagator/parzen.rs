@@ -1,0 +1,277 @@
+//! The multivariate Parzen estimator of Optuna's TPE sampler (`multivariate=True`; Falkner et al.'s
+//! BOHB and Optuna's `_ParzenEstimator`, read for its rules, not its code): a mixture with one
+//! kernel per observation over *all* parameters at once, plus a prior kernel spread over the whole
+//! space, so that the good and the bad densities keep the dependencies between parameters that
+//! independent per-parameter densities lose.
+//!
+//! Numeric parameters live on their unit interval (as [`super::normalized`] maps them: log floats
+//! in `ln`, ints in equal bins, so a kernel over `[0, 1]` is Optuna's kernel over `[lo - 0.5, hi +
+//! 0.5]` for an int). Each observation's kernel is a normal truncated to `[0, 1]` at the
+//! observation with Scott's rule for its width, `0.2 n^(-1/(d+4))` for `n` observations in `d`
+//! parameters, clipped to `[1/min(100, 1 + kernels), 1]` (Optuna's "magic clip"); the prior kernel
+//! sits at 0.5 with width 1. A categorical kernel puts `prior / kernels` on every choice and one
+//! more on the observed one, normalized; the prior kernel is uniform. The mixture weighs the
+//! observations (older ones less, see [`observation_weights`]) and the prior with weight 1.
+
+use rand::RngExt;
+
+use crate::rng::PropRng;
+
+/// The prior kernel's weight in the mixture, as Optuna's `prior_weight`.
+const PRIOR_WEIGHT: f64 = 1.0;
+/// Draws from one kernel before a truncated normal gives up and takes its centre.
+const MAX_REJECTIONS: usize = 64;
+
+/// One observation: its unit coordinates (numeric parameters) and choices (categorical ones).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Point {
+    pub numbers: Vec<f64>,
+    pub choices: Vec<usize>,
+}
+
+/// The mixture of one group (the good or the bad evaluations).
+#[derive(Debug, Clone)]
+pub(crate) struct Parzen {
+    /// Each kernel's log weight (observations, then the prior), normalized.
+    log_weights: Vec<f64>,
+    /// Per kernel: its centre on each numeric parameter.
+    centres: Vec<Vec<f64>>,
+    /// Per kernel: its width on every numeric parameter (one value: every observation shares it).
+    widths: Vec<f64>,
+    /// Per kernel, per categorical parameter: the log probability of each choice.
+    log_choice: Vec<Vec<Vec<f64>>>,
+}
+
+/// Optuna's default weights of `n` observations in the order they were made: 1 each while there
+/// are fewer than 25; beyond, the newest 25 weigh 1 and the older ones a ramp from `1/n` up, so
+/// that the density follows where the search went.
+pub(crate) fn observation_weights(n: usize) -> Vec<f64> {
+    const FLAT: usize = 25;
+    if n < FLAT {
+        return vec![1.0; n];
+    }
+    let ramp = n - FLAT;
+    let start = 1.0 / n as f64;
+    let step = if ramp > 1 { (1.0 - start) / (ramp - 1) as f64 } else { 0.0 };
+    (0..ramp).map(|k| start + step * k as f64).chain(std::iter::repeat_n(1.0, FLAT)).collect()
+}
+
+/// How wide an observation's kernel is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Bandwidth {
+    /// Scott's rule, `0.2 n^(-1/(d+4))`, the same for every kernel (the multivariate model).
+    Scott,
+    /// Over one numeric parameter: the larger gap to its neighbours, the bounds 0 and 1 counting
+    /// as neighbours except for the outermost points, which take their inner gap (Optuna's
+    /// univariate estimator without `consider_endpoints`).
+    Neighbours,
+}
+
+/// [`Bandwidth::Neighbours`]'s widths of `points`' only numeric coordinate, in their order.
+fn neighbour_widths(points: &[Point]) -> Vec<f64> {
+    let n = points.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| points[a].numbers[0].total_cmp(&points[b].numbers[0]));
+    let at = |k: usize| points[order[k]].numbers[0];
+    let mut sorted: Vec<f64> = (0..n)
+        .map(|k| {
+            let below = if k == 0 { 0.0 } else { at(k - 1) };
+            let above = if k + 1 == n { 1.0 } else { at(k + 1) };
+            (at(k) - below).max(above - at(k))
+        })
+        .collect();
+    if n >= 2 {
+        sorted[0] = at(1) - at(0);
+        sorted[n - 1] = at(n - 1) - at(n - 2);
+    }
+    let mut widths = vec![0.0; n];
+    for (k, &i) in order.iter().enumerate() {
+        widths[i] = sorted[k];
+    }
+    widths
+}
+
+/// The log density of a normal of centre `mu` and width `sigma` truncated to `[0, 1]`, at `x`.
+fn truncated_log_pdf(x: f64, mu: f64, sigma: f64) -> f64 {
+    let z = (x - mu) / sigma;
+    let mass = phi((1.0 - mu) / sigma) - phi(-mu / sigma);
+    -0.5 * z * z - 0.5 * (2.0 * std::f64::consts::PI).ln() - sigma.ln() - mass.max(f64::MIN_POSITIVE).ln()
+}
+
+/// The standard normal's distribution function.
+fn phi(x: f64) -> f64 {
+    0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
+}
+
+/// `ln(sum(exp(terms)))` without overflow.
+fn log_sum_exp(terms: impl Iterator<Item = f64> + Clone) -> f64 {
+    let top = terms.clone().fold(f64::NEG_INFINITY, f64::max);
+    if top == f64::NEG_INFINITY {
+        return top;
+    }
+    top + terms.map(|t| (t - top).exp()).sum::<f64>().ln()
+}
+
+impl Parzen {
+    /// The mixture of `points` (in the order they were made) over `numbers` numeric parameters
+    /// and categorical ones of `choices[c]` choices each, its kernels as wide as `bandwidth` says.
+    pub(crate) fn new(points: &[Point], numbers: usize, choices: &[usize], bandwidth: Bandwidth) -> Parzen {
+        let params = numbers + choices.len();
+        let n = points.len();
+        let kernels = n + 1;
+        let mut weights = observation_weights(n);
+        weights.push(PRIOR_WEIGHT);
+        let total: f64 = weights.iter().sum();
+        let log_weights = weights.iter().map(|w| (w / total).ln()).collect();
+        let min_width = 1.0 / (kernels as f64 + 1.0).min(100.0);
+        let mut widths = match bandwidth {
+            Bandwidth::Scott => vec![0.2 * (n.max(1) as f64).powf(-1.0 / (params as f64 + 4.0)); n],
+            Bandwidth::Neighbours if numbers == 1 => neighbour_widths(points),
+            Bandwidth::Neighbours => vec![1.0; n],
+        };
+        widths.iter_mut().for_each(|w| *w = w.clamp(min_width, 1.0));
+        let mut centres: Vec<Vec<f64>> = points.iter().map(|p| p.numbers.clone()).collect();
+        centres.push(vec![0.5; numbers]);
+        widths.push(1.0);
+        let log_choice = (0..kernels)
+            .map(|k| {
+                choices
+                    .iter()
+                    .enumerate()
+                    .map(|(c, &m)| {
+                        let mut p = vec![PRIOR_WEIGHT / kernels as f64; m];
+                        if let Some(point) = points.get(k) {
+                            p[point.choices[c]] += 1.0;
+                        }
+                        let sum: f64 = p.iter().sum();
+                        p.iter().map(|q| (q / sum).ln()).collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        Parzen { log_weights, centres, widths, log_choice }
+    }
+
+    /// A draw: a kernel by its weight, then each parameter from it.
+    pub(crate) fn sample(&self, rng: &mut PropRng) -> Point {
+        let mut u: f64 = rng.random();
+        let mut k = self.log_weights.len() - 1;
+        for (j, lw) in self.log_weights.iter().enumerate() {
+            u -= lw.exp();
+            if u < 0.0 {
+                k = j;
+                break;
+            }
+        }
+        let sigma = self.widths[k];
+        let numbers = self.centres[k]
+            .iter()
+            .map(|&mu| {
+                (0..MAX_REJECTIONS)
+                    .map(|_| mu + sigma * crate::space::standard_normal(rng))
+                    .find(|x| (0.0..=1.0).contains(x))
+                    .unwrap_or(mu)
+            })
+            .collect();
+        let choices = self.log_choice[k]
+            .iter()
+            .map(|log_p| {
+                let mut u: f64 = rng.random();
+                log_p
+                    .iter()
+                    .position(|lp| {
+                        u -= lp.exp();
+                        u < 0.0
+                    })
+                    .unwrap_or(log_p.len() - 1)
+            })
+            .collect();
+        Point { numbers, choices }
+    }
+
+    /// The mixture's log density at `x`.
+    pub(crate) fn log_pdf(&self, x: &Point) -> f64 {
+        let per_kernel = (0..self.log_weights.len()).map(|k| {
+            let numbers: f64 = x
+                .numbers
+                .iter()
+                .zip(&self.centres[k])
+                .map(|(&xi, &mu)| truncated_log_pdf(xi, mu, self.widths[k]))
+                .sum();
+            let choices: f64 = x.choices.iter().zip(&self.log_choice[k]).map(|(&c, log_p)| log_p[c]).sum();
+            self.log_weights[k] + numbers + choices
+        });
+        log_sum_exp(per_kernel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::worker_rng;
+
+    #[test]
+    fn weights_are_flat_below_25_then_ramp_up_to_the_newest() {
+        assert_eq!(observation_weights(3), vec![1.0; 3]);
+        let w = observation_weights(30);
+        assert_eq!(w.len(), 30);
+        assert!((w[0] - 1.0 / 30.0).abs() < 1e-12 && (w[4] - 1.0).abs() < 1e-12, "{w:?}");
+        assert!(w.windows(2).all(|p| p[0] <= p[1]) && w[5..].iter().all(|&x| x == 1.0));
+    }
+
+    #[test]
+    fn a_truncated_normal_integrates_to_one_on_the_unit_interval() {
+        for (mu, sigma) in [(0.5, 1.0), (0.0, 0.05), (0.93, 0.2), (1.0, 0.01)] {
+            let steps = 20_000;
+            let integral: f64 = (0..steps)
+                .map(|i| truncated_log_pdf((i as f64 + 0.5) / steps as f64, mu, sigma).exp() / steps as f64)
+                .sum();
+            assert!((integral - 1.0).abs() < 1e-3, "mu {mu} sigma {sigma}: {integral}");
+        }
+    }
+
+    /// Two parameters that only matter together (good where x and y agree): the joint kernels
+    /// keep that, so draws from the good points' mixture lie near the diagonal, far more than
+    /// independent draws of x and y from the same points would.
+    #[test]
+    fn the_mixture_keeps_what_parameters_do_together_and_its_density_says_where_it_draws() {
+        let good: Vec<Point> = (0..20)
+            .map(|k| {
+                let t = (k as f64 + 0.5) / 20.0;
+                Point { numbers: vec![t, t], choices: vec![k % 2] }
+            })
+            .collect();
+        let parzen = Parzen::new(&good, 2, &[3], Bandwidth::Scott);
+        let mut rng = worker_rng(3, 0);
+        let draws: Vec<Point> = (0..2000).map(|_| parzen.sample(&mut rng)).collect();
+        assert!(draws.iter().all(|p| p.numbers.iter().all(|x| (0.0..=1.0).contains(x)) && p.choices[0] < 3));
+        let near = draws.iter().filter(|p| (p.numbers[0] - p.numbers[1]).abs() < 0.15).count();
+        // x of one draw with y of another: what independent densities of x and y would give.
+        let apart = draws.windows(2).filter(|p| (p[0].numbers[0] - p[1].numbers[1]).abs() < 0.15).count();
+        assert!(near > 1000 && near > apart * 3 / 2, "{near} of 2000 draws near the diagonal, {apart} independent");
+        let third = draws.iter().filter(|p| p.choices[0] == 2).count();
+        assert!(third < 200, "the unobserved choice drawn {third} times of 2000");
+        let on = parzen.log_pdf(&Point { numbers: vec![0.3, 0.3], choices: vec![0] });
+        let off = parzen.log_pdf(&Point { numbers: vec![0.3, 0.8], choices: vec![0] });
+        assert!(on > off + 2.0, "density on the diagonal {on:.2}, off it {off:.2}");
+    }
+
+    #[test]
+    fn neighbour_widths_are_the_larger_gap_and_the_outermost_take_their_inner_one() {
+        let points: Vec<Point> =
+            [0.5, 0.1, 0.2, 0.9].iter().map(|&x| Point { numbers: vec![x], choices: vec![] }).collect();
+        let w = neighbour_widths(&points);
+        let expected = [0.4, 0.1, 0.3, 0.4];
+        assert!(w.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-12), "{w:?}");
+        let one = neighbour_widths(&points[..1]);
+        assert_eq!(one, vec![0.5], "a lone point: the larger gap to the bounds");
+    }
+
+    #[test]
+    fn with_no_observations_the_prior_alone_is_nearly_uniform() {
+        let parzen = Parzen::new(&[], 1, &[], Bandwidth::Neighbours);
+        let mut rng = worker_rng(5, 1);
+        let mean = (0..4000).map(|_| parzen.sample(&mut rng).numbers[0]).sum::<f64>();
+        assert!((mean / 4000.0 - 0.5).abs() < 0.05);
+    }
+}
