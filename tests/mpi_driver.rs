@@ -201,7 +201,7 @@ fn every_propagator_runs_under_mpirun_and_finds_spheres_minimum() {
     // is about 0.023), until its timing dependence is understood.
     // TPE models each parameter on its own and samples; it does not refine a minimum as the others
     // do: its bar is "far better than random search" (Optuna's univariate model, the default since
-    // 2026-11-26: measured 2.4e-5 to 4.5e-4, seeds 0-2, in a release build).
+    // 2026-11-26: measured 5.4e-7 to 6.9e-4, seeds 0-2, in a release build).
     // GP fits a Gaussian process on every breeding, which costs far more per child than the others
     // (and more still in a debug build): it gets 16 generations, 128 evaluations, and still beats
     // random search's 1,024 (random search's median best of 128 is about 0.18; GP measured 6e-5

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{DefaultPropagatorConfig, PropagatorSpec};
+use super::{DefaultPropagatorConfig, PropagatorSpec, TpeConfig};
 use crate::error::{Error, Result};
 
 /// One setting given for the run (a flag such as `--tpe-gamma 0.4`).
@@ -84,6 +84,8 @@ impl PropagatorChoice {
         self.check_settings_belong_to(&name)?;
         let fresh = match (name.as_str(), self.reference_genetic) {
             ("ga", true) => PropagatorSpec::Ga(DefaultPropagatorConfig::reference(workers)),
+            // The old TPE model asked for by name gets its own defaults, not today's model's.
+            ("tpe", _) if self.sets("model", "independent") => PropagatorSpec::Tpe(TpeConfig::independent()),
             _ => PropagatorSpec::with_defaults(&name, workers)?,
         };
         // --reference-genetic asks for the reference's settings, not the recorded ones.
@@ -98,6 +100,11 @@ impl PropagatorChoice {
         }
         spec.raise_starts();
         Ok(spec)
+    }
+
+    /// Whether the choice gives `field` the text `value`.
+    fn sets(&self, field: &str, value: &str) -> bool {
+        self.settings.iter().any(|s| s.field == field && s.value.as_str() == Some(value))
     }
 
     /// Settings of another propagator than `name` are an error naming them and the fix.
@@ -170,6 +177,13 @@ mod tests {
             reference.resolve(Continued::Nothing, 4).unwrap(),
             PropagatorSpec::Ga(DefaultPropagatorConfig::reference(4))
         );
+        // The old TPE model by name: its own defaults, a given setting on top.
+        let model = given("--tpe-model", &["tpe"], "model", json!("independent"));
+        let startup = given("--tpe-startup", &["tpe"], "startup", json!(8));
+        let old = choice(Some("tpe"), vec![model.clone()]).resolve(Continued::Nothing, 4).unwrap();
+        assert_eq!(old, PropagatorSpec::Tpe(TpeConfig::independent()));
+        let old = choice(Some("tpe"), vec![startup, model]).resolve(Continued::Nothing, 4).unwrap();
+        assert_eq!(old, PropagatorSpec::Tpe(TpeConfig { startup: 8, ..TpeConfig::independent() }));
     }
 
     #[test]

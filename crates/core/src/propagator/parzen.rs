@@ -61,32 +61,38 @@ pub(crate) fn observation_weights(n: usize) -> Vec<f64> {
 pub(crate) enum Bandwidth {
     /// Scott's rule, `0.2 n^(-1/(d+4))`, the same for every kernel (the multivariate model).
     Scott,
-    /// Over one numeric parameter: the larger gap to its neighbours, the bounds 0 and 1 counting
-    /// as neighbours except for the outermost points, which take their inner gap (Optuna's
-    /// univariate estimator without `consider_endpoints`).
+    /// Over one numeric parameter: the larger gap to its neighbours among the observations and
+    /// the prior's centre 0.5, the bounds 0 and 1 counting as neighbours except for the outermost
+    /// points, which take their inner gap (Optuna's univariate estimator without
+    /// `consider_endpoints`).
     Neighbours,
 }
 
 /// [`Bandwidth::Neighbours`]'s widths of `points`' only numeric coordinate, in their order.
 fn neighbour_widths(points: &[Point]) -> Vec<f64> {
     let n = points.len();
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| points[a].numbers[0].total_cmp(&points[b].numbers[0]));
-    let at = |k: usize| points[order[k]].numbers[0];
-    let mut sorted: Vec<f64> = (0..n)
+    // The observations and the prior's centre (index n), sorted; the prior's width is dropped.
+    let at_index = |i: usize| if i == n { 0.5 } else { points[i].numbers[0] };
+    let mut order: Vec<usize> = (0..=n).collect();
+    order.sort_by(|&a, &b| at_index(a).total_cmp(&at_index(b)).then(a.cmp(&b)));
+    let at = |k: usize| at_index(order[k]);
+    let last = n; // the sorted list holds n + 1 entries
+    let mut sorted: Vec<f64> = (0..=last)
         .map(|k| {
             let below = if k == 0 { 0.0 } else { at(k - 1) };
-            let above = if k + 1 == n { 1.0 } else { at(k + 1) };
+            let above = if k == last { 1.0 } else { at(k + 1) };
             (at(k) - below).max(above - at(k))
         })
         .collect();
-    if n >= 2 {
+    if last >= 1 {
         sorted[0] = at(1) - at(0);
-        sorted[n - 1] = at(n - 1) - at(n - 2);
+        sorted[last] = at(last) - at(last - 1);
     }
     let mut widths = vec![0.0; n];
     for (k, &i) in order.iter().enumerate() {
-        widths[i] = sorted[k];
+        if i < n {
+            widths[i] = sorted[k];
+        }
     }
     widths
 }
@@ -258,13 +264,15 @@ mod tests {
 
     #[test]
     fn neighbour_widths_are_the_larger_gap_and_the_outermost_take_their_inner_one() {
+        // With the prior's centre: 0.1, 0.2, (0.5), 0.6, 0.9 between the bounds 0 and 1.
         let points: Vec<Point> =
-            [0.5, 0.1, 0.2, 0.9].iter().map(|&x| Point { numbers: vec![x], choices: vec![] }).collect();
+            [0.6, 0.1, 0.2, 0.9].iter().map(|&x| Point { numbers: vec![x], choices: vec![] }).collect();
         let w = neighbour_widths(&points);
-        let expected = [0.4, 0.1, 0.3, 0.4];
+        let expected = [0.3, 0.1, 0.3, 0.3];
         assert!(w.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-12), "{w:?}");
-        let one = neighbour_widths(&points[..1]);
-        assert_eq!(one, vec![0.5], "a lone point: the larger gap to the bounds");
+        // A lone point and the prior's centre: each the outermost, its gap to the other.
+        let one = neighbour_widths(&points[2..3]);
+        assert!((one[0] - 0.3).abs() < 1e-12, "{one:?}");
     }
 
     #[test]

@@ -45,8 +45,8 @@ pub(super) fn adopt(manifest: &mut Manifest) -> Result<(), String> {
         settings.extend(legacy_gp_model());
     }
     if name == "tpe" {
-        // Those runs bred with the independent model and its defaults (the multivariate one
-        // became the default on 2026-11-26).
+        // Those runs bred with the independent model and its defaults (Optuna's univariate
+        // model became the default on 2026-11-26).
         settings.extend(PropagatorSpec::Tpe(TpeConfig::independent()).settings());
     }
     for (old, new) in SETTINGS {
