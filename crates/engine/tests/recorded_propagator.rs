@@ -80,6 +80,10 @@ fn a_resume_without_a_propagator_keeps_the_recorded_one_and_a_choice_merges_with
     let resumed = run(dir.path(), 8, choose(None, vec![])).unwrap();
     assert_eq!((resumed.evaluations, resumed.propagator.as_ref()), (16, Some(&gp)), "recorded settings kept");
     let fresh = tempfile::tempdir().unwrap();
+    let PropagatorSpec::Gp(mut nan) = gp.clone() else { unreachable!() };
+    nan.xi = f64::NAN;
+    let e = run(fresh.path(), 2, |o| o.propagator_spec(PropagatorSpec::Gp(nan))).unwrap_err().to_string();
+    assert!(e.contains("propagator gp: every setting must be a finite number"), "{e}");
     let new = run(fresh.path(), 2, choose(None, vec![])).unwrap();
     assert_eq!(new.propagator, Some(PropagatorSpec::with_defaults("ga", 2).unwrap()), "a new run: the default");
 }

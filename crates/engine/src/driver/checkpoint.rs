@@ -70,6 +70,18 @@ fn open_on_rank_0(cfg: &RunConfig, layout: &Layout) -> Result<Opened> {
         (None, None) => None,
     };
     let propagator = propagator_in_effect(cfg, continued.unwrap_or(Continued::Nothing), layout.workers())?;
+    // The spec travels to the other ranks, and into the manifest, as JSON, which has no NaN or
+    // infinity: such a setting is refused here, by name, not as an undecodable message.
+    if let Some(spec) = &propagator {
+        let back = serde_json::to_value(spec).ok().and_then(|v| serde_json::from_value::<PropagatorSpec>(v).ok());
+        if back.as_ref() != Some(spec) {
+            return Err(Error::InvalidConfig(format!(
+                "propagator {}: every setting must be a finite number ({:?})",
+                spec.name(),
+                spec.settings()
+            )));
+        }
+    }
     Ok(Opened { manifest, propagator })
 }
 
