@@ -1,5 +1,5 @@
 //! The command line's flags: clap parses them, and `plan::Plan` resolves them (with the files they
-//! name and the checkpoint the run continues) into the run; the library validates the result (in
+//! name) into the run, whose driver resolves the propagator against the checkpoint; the library validates the result (in
 //! `RunConfig::validate` and the driver, the one place for it).
 
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
-//! A run resolved once: the flags, the files they name and the checkpoint the run continues become
-//! one [`Plan`] (the task, the run configuration with the propagator in effect), which set-up and
-//! the end of the run both read. Nothing is derived from disk again: the files are read once, by
+//! A run resolved once: the flags and the files they name become one [`Plan`] (the task, the run
+//! configuration with the propagator the flags ask for, which the run resolves against its
+//! checkpoint), which set-up and the end of the run both read. Nothing is derived from disk again: the files are read once, by
 //! one rank ([`SetupFiles`]), and handed to the others, so that every rank plans from the same
 //! bytes, and a file only one rank can read (a fifo, a path that differs between nodes) cannot
 //! split the job.
