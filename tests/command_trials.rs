@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Transport, bin, mpirun, recorded, run_with_timeout};
+use common::{Transport, bin, mpirun, recorded, run_with_timeout, succeeded, trials_jsonl};
 use serde_json::Value;
 
 fn fake_trial() -> String {
@@ -33,22 +33,6 @@ fn run_trials(transport: Transport, np: usize, space: &str, flags: &[&str], comm
     cmd.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
     cmd.arg("--").args(command);
     run_with_timeout(cmd, Duration::from_secs(300))
-}
-
-fn succeeded(out: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "the run failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-fn trials(dir: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(dir.join("out/trials.jsonl")).expect("trials.jsonl");
-    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 fn trial_dir(dir: &Path, t: &Value) -> PathBuf {
@@ -99,7 +83,7 @@ fn a_pytorch_ddp_program_is_tuned_by_two_rank_workers() {
         let out = run_trials(Transport::Mpi, 4, SPACE, &flags, &command, tmp.path());
         let stdout = succeeded(&out);
         assert!(stdout.contains("worker 1 (island 0) generation 1: x="), "one line per evaluation:\n{stdout}");
-        let trials = trials(tmp.path());
+        let trials = trials_jsonl(tmp.path());
         assert_eq!(trials.len(), 4);
         for t in &trials {
             assert_eq!(t["failure"], Value::Null, "{t}");
@@ -150,7 +134,7 @@ fn a_program_forked_from_a_preloaded_python_runs_and_fails_as_a_fresh_one() {
         let flags = ["--ranks-per-worker", "2", "--generations", "2", "--trial-timeout", "2", "--preload", "decimal"];
         let out = run_trials(Transport::Mpi, 2, SPACE, &flags, &command, tmp.path());
         succeeded(&out);
-        let trials = trials(tmp.path());
+        let trials = trials_jsonl(tmp.path());
         assert_eq!(trials.len(), 2, "{mode}");
         for t in &trials {
             if reasons.is_empty() {
@@ -196,7 +180,7 @@ fn every_process_gets_torchruns_environment_and_the_candidate() {
         tmp.path(),
     );
     succeeded(&out);
-    let trials = trials(tmp.path());
+    let trials = trials_jsonl(tmp.path());
     assert_eq!(trials.len(), 4);
     for t in &trials {
         let x = t["params"]["x"].as_f64().unwrap();
@@ -242,7 +226,7 @@ fn a_loss_line_on_stdout_is_a_result_and_parameters_are_appended_without_placeho
         let out =
             run_trials(transport, 2, space, &["--generations", "3"], &["bash", "-c", &script, "trial"], tmp.path());
         succeeded(&out);
-        let trials = trials(tmp.path());
+        let trials = trials_jsonl(tmp.path());
         assert_eq!(trials.len(), 6, "{transport:?}");
         for t in &trials {
             let x = t["params"]["x"].as_f64().unwrap();
@@ -277,7 +261,7 @@ fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
             tmp.path(),
         );
         let stdout = succeeded(&out);
-        let trials = trials(tmp.path());
+        let trials = trials_jsonl(tmp.path());
         assert_eq!(trials.len(), 2, "{mode}");
         for t in &trials {
             let failure = t["failure"].as_str().unwrap_or_else(|| panic!("{mode}: not failed: {t}"));
@@ -299,7 +283,7 @@ fn early_stopping_prunes_a_trial_on_every_rank_with_its_last_value() {
     let flags = [&flags[..], &["--random-start", "10", "--seed", "3"]].concat();
     let out = run_trials(Transport::Mpi, 2, SPACE, &flags, &[&fake_trial(), "curve", &mark, "{x}"], tmp.path());
     let stdout = succeeded(&out);
-    let trials = trials(tmp.path());
+    let trials = trials_jsonl(tmp.path());
     assert_eq!(trials.len(), 10);
     let pruned: Vec<&Value> = trials.iter().filter(|t| t["pruned"] == true).collect();
     assert!(!pruned.is_empty(), "nothing was pruned:\n{stdout}");
@@ -369,7 +353,7 @@ fn kill_9_then_resume(preload: bool) {
     job_args(&mut cmd);
     let out = run_with_timeout(cmd, Duration::from_secs(300));
     succeeded(&out);
-    let trials = trials(dir);
+    let trials = trials_jsonl(dir);
     let ids: std::collections::BTreeSet<(u64, u64)> =
         trials.iter().map(|t| (t["worker"].as_u64().unwrap(), t["generation"].as_u64().unwrap())).collect();
     assert_eq!(trials.len(), 12, "exactly the budget: 2 workers x 6 generations");
@@ -477,7 +461,7 @@ fn the_pytorch_ddp_tutorial_runs_as_documented() {
     let out = run_trials(Transport::Mpi, 4, &space, &flags, &command, tmp.path());
     let stdout = succeeded(&out);
     assert!(stdout.contains("conv_layers="), "{stdout}");
-    let trials = trials(tmp.path());
+    let trials = trials_jsonl(tmp.path());
     assert_eq!(trials.len(), 4);
     for t in &trials {
         assert_eq!(t["failure"], Value::Null, "{t}");

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Transport, bin, report_data, run_with_timeout};
+use common::{Transport, bin, report_data, run_with_timeout, succeeded};
 use propulate::pareto::dominates;
 use serde_json::Value;
 
@@ -47,12 +47,6 @@ fn run(args: &[&str]) -> std::process::Output {
     let mut cmd = common::launch(Transport::Mpi, 4);
     cmd.args(args).arg("--quiet");
     run_with_timeout(cmd, Duration::from_secs(300))
-}
-
-fn succeeded(out: &std::process::Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    stdout
 }
 
 #[test]

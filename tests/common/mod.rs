@@ -89,6 +89,24 @@ pub fn run_with_timeout(mut cmd: Command, limit: Duration) -> Output {
     }
 }
 
+/// The stdout of a run that must have succeeded; else a panic with its status and both outputs.
+pub fn succeeded(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "the run failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Every trial of `DIR/out/trials.jsonl`, as JSON.
+pub fn trials_jsonl(dir: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("out/trials.jsonl")).expect("trials.jsonl");
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
 /// Run `propulate-rs` with `np` ranks on `transport` on a benchmark function (sphere unless `args`
 /// choose one), writing into `out`; panics on failure.
 pub fn propulate(transport: Transport, np: usize, args: &[&str], out: &Path) -> (serde_json::Value, String) {

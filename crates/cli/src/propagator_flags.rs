@@ -15,6 +15,7 @@ const PSO: &[&str] = &["pso", "pso-clamping", "pso-constriction", "pso-canonical
 const CMAES: &[&str] = &["cmaes", "cmaes-basic"];
 const TPE: &[&str] = &["tpe"];
 const GP: &[&str] = &["gp"];
+const PBT: &[&str] = &["pbt"];
 
 /// How a flag's text becomes its setting's JSON value.
 #[derive(Debug, Clone, Copy)]
@@ -196,6 +197,38 @@ const FLAGS: &[SettingFlag] = &[
                that parameters the loss barely depends on stop blurring the others) or one shared by all \
                [default: per-axis]",
     },
+    SettingFlag {
+        long: "pbt-interval",
+        owners: PBT,
+        field: "interval",
+        kind: Kind::Count,
+        help: "PBT: training steps per evaluation, between two decisions to exploit or continue (epochs for \
+               the CNN; the program's own steps for command trials, given as PROPULATE_STEPS) [default: 1]",
+    },
+    SettingFlag {
+        long: "pbt-quantile",
+        owners: PBT,
+        field: "quantile",
+        kind: Kind::Float,
+        help: "PBT: share of the island's members that exploit (the worst) and are exploited (the best), at \
+               most 0.5 [default: 0.25]",
+    },
+    SettingFlag {
+        long: "pbt-resample-prob",
+        owners: PBT,
+        field: "resample_prob",
+        kind: Kind::Float,
+        help: "PBT: probability that exploring resamples a parameter from the space instead of multiplying it \
+               by 0.8 or 1.2 (categoricals: resampled or kept) [default: 0.25]",
+    },
+    SettingFlag {
+        long: "pbt-steps",
+        owners: PBT,
+        field: "steps",
+        kind: Kind::Count,
+        help: "PBT: training steps per member; a member whose state reached them is finished and its worker \
+               stops [default: none: members train until --generations end]",
+    },
 ];
 
 const PROPAGATOR_HELP: &str = "Breeding operator [default: gp for the CNN task and command trials, ga with \
@@ -204,7 +237,9 @@ const PROPAGATOR_HELP: &str = "Breeding operator [default: gp for the CNN task a
     cmaes-basic, nm (Nelder-Mead); pso, cmaes and nm search int and float parameters only; tpe \
     (tree-structured Parzen estimator, Optuna's default sampler) models the island's evaluations in a \
     good and a bad density; gp (Bayesian optimization: a Gaussian process over all parameters, expected \
-    improvement) models them together";
+    improvement) models them together; random; pbt (population-based training: each worker trains a \
+    member --pbt-interval steps per evaluation, the island's worst members continuing the training \
+    state of its best with perturbed hyperparameters; needs a checkpoint, where the states live)";
 
 const REFERENCE_GENETIC_HELP: &str = "The Python reference's genetic propagator instead of the default's \
     settings: a pool of 2 x workers, no wider random start, Gaussian steps of one parameter and fixed \

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::curve::Curve;
+use crate::lineage::Lineage;
 use crate::space::{SearchSpace, Value};
 
 /// Who bred an individual: unique across a run, because each worker counts its own generations.
@@ -27,7 +28,8 @@ impl std::fmt::Display for IndividualId {
 /// An evaluated (or to-be-evaluated) point of the search space.
 ///
 /// Serialized by hand ([`Serialize`] below) so that JSON (the journal) leaves out `objectives`
-/// when there are none, keeping single-objective checkpoints as they were, while the binary wire
+/// when there are none and `lineage` when it is not population-based training, keeping other
+/// checkpoints as they were, while the binary wire
 /// format, which has no field names and cannot skip, always carries every field.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Individual {
@@ -69,6 +71,9 @@ pub struct Individual {
     /// when it reported nothing (and in journals written before curves existed).
     #[serde(default)]
     pub curve: Option<Curve>,
+    /// Population-based training only: the training state it continues and the steps it trains.
+    #[serde(default)]
+    pub lineage: Option<Lineage>,
 }
 
 /// The fields in declaration order, which the binary format, reading by position, relies on.
@@ -82,7 +87,8 @@ impl Serialize for Individual {
             }
         }
         let objectives = !s.is_human_readable() || !self.objectives.is_empty();
-        let mut st = s.serialize_struct("Individual", 11 + usize::from(objectives))?;
+        let lineage = !s.is_human_readable() || self.lineage.is_some();
+        let mut st = s.serialize_struct("Individual", 11 + usize::from(objectives) + usize::from(lineage))?;
         st.serialize_field("values", &self.values)?;
         st.serialize_field("loss", &InfAsNull(self.loss))?;
         st.serialize_field("failure", &self.failure)?;
@@ -99,6 +105,11 @@ impl Serialize for Individual {
         st.serialize_field("duration_s", &self.duration_s)?;
         st.serialize_field("metrics", &self.metrics)?;
         st.serialize_field("curve", &self.curve)?;
+        if lineage {
+            st.serialize_field("lineage", &self.lineage)?;
+        } else {
+            st.skip_field("lineage")?;
+        }
         st.end()
     }
 }
@@ -119,6 +130,7 @@ impl Individual {
             duration_s: 0.0,
             metrics: BTreeMap::new(),
             curve: None,
+            lineage: None,
         }
     }
 
@@ -131,7 +143,7 @@ impl Individual {
         }
     }
 
-    /// A child derived from `self`: same values, loss and history reset.
+    /// A child derived from `self`: same values, loss, history and lineage reset.
     pub fn child(&self) -> Self {
         Individual::new(self.values.clone())
     }
@@ -229,24 +241,36 @@ mod inf_as_null {
 mod tests {
     use super::*;
 
-    /// JSON leaves `objectives` out when empty (single-objective journals as before) and reads
-    /// it back; the binary format always carries it, field by field in order.
+    /// JSON leaves `objectives` out when empty (single-objective journals as before) and
+    /// `lineage` when there is none, and reads them back; the binary format always carries both,
+    /// field by field in order.
     #[test]
     fn objectives_round_trip_in_json_and_in_the_binary_format() {
         let mut ind = Individual::new(vec![Value::Float(0.5)]);
         ind.loss = 2.0;
         ind.metrics.insert("acc".into(), 0.5);
         let text = serde_json::to_string(&ind).unwrap();
-        assert!(!text.contains("objectives"), "{text}");
+        assert!(!text.contains("objectives") && !text.contains("lineage"), "{text}");
         assert!(text.starts_with(r#"{"values":[{"Float":0.5}],"loss":2.0,"failure":null,"id":"#), "{text}");
         assert_eq!(serde_json::from_str::<Individual>(&text).unwrap(), ind);
         ind.objectives = vec![2.0, 0.5];
         let text = serde_json::to_string(&ind).unwrap();
         assert!(text.contains(r#""failure":null,"objectives":[2.0,0.5],"id""#), "{text}");
         assert_eq!(serde_json::from_str::<Individual>(&text).unwrap(), ind);
-        for objectives in [vec![], vec![1.0, 2.0]] {
+        let lineage = crate::lineage::Lineage { parent: Some(ind.id), step: 4, steps: 2, exploited: true };
+        ind.lineage = Some(lineage);
+        let text = serde_json::to_string(&ind).unwrap();
+        assert!(
+            text.ends_with(
+                r#""lineage":{"parent":{"island":0,"worker":0,"generation":0},"step":4,"steps":2,"exploited":true}}"#
+            ),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Individual>(&text).unwrap(), ind);
+        for (objectives, lineage) in [(vec![], None), (vec![1.0, 2.0], Some(lineage))] {
             let mut i = ind.clone();
             i.objectives = objectives;
+            i.lineage = lineage;
             i.loss = f64::INFINITY;
             let bytes = postcard::to_allocvec(&vec![i.clone(), i.clone()]).unwrap();
             assert_eq!(postcard::from_bytes::<Vec<Individual>>(&bytes).unwrap(), vec![i.clone(), i]);

@@ -6,6 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use crate::error::{Error, Result};
 use crate::launcher::Device;
 use crate::panic_message::panic_message;
+use crate::training_state::TrainingState;
 use crate::transport::Communicator;
 use propulate_core::early_stop::{Curve, Decision, MAX_CURVE_POINTS, StopRule};
 use propulate_core::individual::IndividualId;
@@ -41,6 +42,8 @@ pub struct WorkerContext<'a> {
     /// the same id, so a directory named after it is the same one (the command task's trial
     /// directories).
     pub trial: IndividualId,
+    /// Population-based training: the state this evaluation continues and where it saves its own.
+    pub(crate) training: Option<TrainingState>,
     pub(crate) comm: Option<&'a mut dyn Communicator>,
     /// Metrics recorded by the loss during this evaluation.
     pub(crate) metrics: Vec<(String, f64)>,
@@ -105,6 +108,7 @@ impl<'a> WorkerContext<'a> {
             seed,
             device,
             trial: IndividualId { island: 0, worker: worker as u32, generation: 0 },
+            training: None,
             comm,
             metrics: Vec::new(),
             reports: Reports::default(),
@@ -235,6 +239,31 @@ impl WorkerContext<'_> {
         let stop = agreed[0] > 0.0;
         self.reports.curve.pruned = stop;
         Ok(if stop { Decision::Stop } else { Decision::Continue })
+    }
+
+    /// Population-based training (`--propagator pbt`): the state this evaluation continues, where
+    /// it saves its own, and its steps; `None` for other propagators.
+    pub fn training(&self) -> Option<&TrainingState> {
+        self.training.as_ref()
+    }
+
+    /// Population-based training: the directory of the training state to load before training
+    /// (`None`: a fresh member, or not population-based training).
+    pub fn restore_from(&self) -> Option<&std::path::Path> {
+        self.training.as_ref().and_then(|t| t.restore_from.as_deref())
+    }
+
+    /// Population-based training: the empty directory to save this evaluation's training state
+    /// into (model, optimizer, schedule), for the member's next evaluation or a member that
+    /// exploits it. It is renamed into place only when the evaluation succeeds.
+    pub fn save_to(&self) -> Option<&std::path::Path> {
+        self.training.as_ref().map(|t| t.save_to.as_path())
+    }
+
+    /// Population-based training: training steps already done in the restored state (0 for a
+    /// fresh member and outside population-based training).
+    pub fn step(&self) -> u64 {
+        self.training.as_ref().map_or(0, |t| t.step)
     }
 
     /// Run `f` on the worker root only (logging, saving a model).

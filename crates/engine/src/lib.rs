@@ -20,6 +20,7 @@ mod panic_message;
 pub mod report;
 pub mod report_html;
 pub mod result;
+pub mod training_state;
 pub mod transport;
 
 pub use config::{RunConfig, Selection};
@@ -28,4 +29,5 @@ pub use driver::{LossError, LossResult, LossValue, ObjectivesResult};
 pub use error::{Error, Result};
 pub use observe::{Observer, ObserverMode};
 pub use optimizer::{MAX_LOCAL_RANKS, Optimizer};
-pub use result::RunResult;
+pub use result::{RunResult, StatesOnDisk};
+pub use training_state::TrainingState;

@@ -17,8 +17,10 @@ use propulate_core::space::SearchSpace;
 
 /// An individual as a JSON object: loss, params (name to value), identity, failure, its value of
 /// each of the run's `objectives` (name to value, when it has them), the metrics its loss recorded
-/// (if any), and the values it reported (`curve`, `[step, value]` pairs, and `pruned`) if it
-/// reported any.
+/// (if any), the values it reported (`curve`, `[step, value]` pairs, and `pruned`) if it
+/// reported any, and with population-based training its `lineage`: the evaluation whose state it
+/// continued (`parent`, `"island/worker/generation"`, null for a fresh member), the `step` it
+/// started at, the `steps` it trained and whether it `exploited` another member.
 pub fn individual_json(space: &SearchSpace, objectives: &[Objective], ind: &Individual) -> Json {
     let params: Map<String, Json> =
         space.params().iter().enumerate().map(|(i, p)| (p.name.clone(), space.to_json(i, ind.values[i]))).collect();
@@ -42,6 +44,17 @@ pub fn individual_json(space: &SearchSpace, objectives: &[Objective], ind: &Indi
     if let Some(curve) = &ind.curve {
         object.insert("curve".into(), json!(curve.points));
         object.insert("pruned".into(), json!(curve.pruned));
+    }
+    if let Some(l) = &ind.lineage {
+        object.insert(
+            "lineage".into(),
+            json!({
+                "parent": l.parent.map(|p| p.to_string()),
+                "step": l.step,
+                "steps": l.steps,
+                "exploited": l.exploited,
+            }),
+        );
     }
     j
 }
@@ -99,6 +112,9 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
     obj.insert("consistent".into(), json!(result.consistent));
     obj.insert("emigrated".into(), json!(result.emigrated));
     obj.insert("active_per_island".into(), json!(result.active_per_island));
+    if let Some(states) = result.training_states {
+        obj.insert("training_states".into(), json!(states));
+    }
     obj.insert("top".into(), result.best.iter().map(to_json).collect());
     let islands: Vec<Json> = result.islands.iter().map(|top| top.iter().map(to_json).collect()).collect();
     obj.insert("islands".into(), islands.into());
@@ -188,7 +204,9 @@ pub fn front_csv(space: &SearchSpace, objectives: &[Objective], front: &[Individ
 /// one column per metric that any evaluation recorded and that is not an objective (empty where
 /// one did not), then, when any evaluation reported intermediate values, `pruned` (`true` when an
 /// early stopper ended it) and `last_step` (the step of its last report: where it stopped, if
-/// pruned).
+/// pruned), then, with population-based training, `parent` (the evaluation whose training state it
+/// continued, `island/worker/generation`; empty for a fresh member), `step` (the steps done in
+/// that state), `steps` (the steps it trained) and `exploited`.
 pub fn trials_csv(space: &SearchSpace, objectives: &[Objective], trials: &[Individual]) -> String {
     let is_objective = |m: &str| objectives.iter().any(|o| o.name == m);
     let metrics: std::collections::BTreeSet<&str> =
@@ -207,6 +225,10 @@ pub fn trials_csv(space: &SearchSpace, objectives: &[Objective], trials: &[Indiv
     }
     if curves {
         out.push_str(",pruned,last_step");
+    }
+    let lineages = trials.iter().any(|t| t.lineage.is_some());
+    if lineages {
+        out.push_str(",parent,step,steps,exploited");
     }
     out.push('\n');
     for t in trials {
@@ -235,6 +257,15 @@ pub fn trials_csv(space: &SearchSpace, objectives: &[Objective], trials: &[Indiv
         if curves {
             let last = t.curve.as_ref().and_then(|c| c.last_step()).map(|s| s.to_string()).unwrap_or_default();
             let _ = write!(out, ",{},{last}", t.pruned());
+        }
+        if lineages {
+            match &t.lineage {
+                Some(l) => {
+                    let parent = l.parent.map(|p| p.to_string()).unwrap_or_default();
+                    let _ = write!(out, ",{parent},{},{},{}", l.step, l.steps, l.exploited);
+                }
+                None => out.push_str(",,,,"),
+            }
         }
         out.push('\n');
     }
@@ -311,6 +342,15 @@ fn totals_and_best(s: &mut String, result: &RunResult) {
         result.wall_s,
         if result.consistent { "yes" } else { "NO" }
     );
+    if let Some(states) = result.training_states {
+        let _ = writeln!(
+            s,
+            "training states kept: {} ({:.1} MB) under the checkpoint's {}/",
+            states.count,
+            states.bytes as f64 / 1e6,
+            crate::training_state::STATES_DIR
+        );
+    }
     if result.objectives.len() >= 2 {
         write_front_summary(s, result);
     } else if let Some(b) = result.best.first() {
@@ -379,6 +419,26 @@ mod tests {
         assert_eq!(individual_json(&space, &[], &pruned)["pruned"], json!(true));
         assert!(individual_json(&space, &[], &silent).get("curve").is_none());
         assert!(!trials_csv(&space, &[], &[silent]).contains("pruned"), "no columns when nothing reported");
+    }
+
+    #[test]
+    fn lineages_add_parent_and_step_columns_and_a_json_object() {
+        use propulate_core::individual::IndividualId;
+        use propulate_core::lineage::Lineage;
+        let space = SearchSpace::builder().float("lr", 0.0, 1.0).build().unwrap();
+        let mut fresh = Individual::new(vec![Value::Float(0.5)]);
+        fresh.lineage = Some(Lineage::fresh(2));
+        let mut exploit = Individual::new(vec![Value::Float(0.25)]);
+        let parent = IndividualId { island: 1, worker: 3, generation: 4 };
+        exploit.lineage = Some(Lineage { parent: Some(parent), step: 10, steps: 2, exploited: true });
+        let csv = trials_csv(&space, &[], &[fresh.clone(), exploit.clone()]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(",duration_s,parent,step,steps,exploited"), "{}", lines[0]);
+        assert!(lines[1].ends_with(",,0,2,false") && lines[2].ends_with(",1/3/4,10,2,true"), "{csv}");
+        let j = individual_json(&space, &[], &exploit);
+        assert_eq!(j["lineage"], json!({"parent": "1/3/4", "step": 10, "steps": 2, "exploited": true}));
+        assert_eq!(individual_json(&space, &[], &fresh)["lineage"]["parent"], Json::Null);
+        assert!(!trials_csv(&space, &[], &[Individual::new(vec![Value::Float(0.1)])]).contains("parent"));
     }
 
     #[test]

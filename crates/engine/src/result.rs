@@ -46,6 +46,19 @@ pub struct RunResult {
     /// checkpoint's, merged with what the run asked for); `None`: the program's own.
     #[serde(skip)]
     pub propagator: Option<PropagatorSpec>,
+    /// Population-based training: the training states left under the checkpoint at the end (on
+    /// world rank 0).
+    #[serde(default)]
+    pub training_states: Option<StatesOnDisk>,
+}
+
+/// Training states on disk: how many and how large.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatesOnDisk {
+    /// Saved states (one directory each).
+    pub count: u64,
+    /// Their size in bytes.
+    pub bytes: u64,
 }
 
 impl RunResult {
@@ -107,6 +120,7 @@ impl RunResult {
             emigrated: tally.emigrated,
             resumed: tally.resumed,
             propagator: None,
+            training_states: None,
         }
     }
 }

@@ -61,6 +61,7 @@ pub(crate) fn evaluate(trial: &CommandTrial, p: Params<'_>, ctx: &mut WorkerCont
         ("PROPULATE_TRIAL_DIR".into(), dir.display().to_string()),
         ("PROPULATE_RESULT".into(), dir.join("result.json").display().to_string()),
     ]);
+    env.extend(training_environment(ctx));
     env.extend(rank_env.iter().cloned());
     let mut rank = RankLoop::new(trial, ctx.worker_rank, ctx.worker_size, bus);
     let started = match &trial.settings.preload {
@@ -96,6 +97,22 @@ pub(crate) fn evaluate(trial: &CommandTrial, p: Params<'_>, ctx: &mut WorkerCont
         // The root's value is recorded; the others agree on success or failure only.
         None => Ok(rank.last_value.unwrap_or(0.0)),
     }
+}
+
+/// Population-based training's variables: the state to load (`PROPULATE_RESTORE_FROM`, unset for
+/// a fresh member), the directory to save into (`PROPULATE_SAVE_TO`), the steps done
+/// (`PROPULATE_STEP`) and the steps to train (`PROPULATE_STEPS`). None for other propagators.
+fn training_environment(ctx: &WorkerContext<'_>) -> Vec<(String, String)> {
+    let Some(t) = ctx.training() else { return Vec::new() };
+    let mut env = vec![
+        ("PROPULATE_SAVE_TO".to_string(), t.save_to.display().to_string()),
+        ("PROPULATE_STEP".to_string(), t.step.to_string()),
+        ("PROPULATE_STEPS".to_string(), t.steps.to_string()),
+    ];
+    if let Some(from) = &t.restore_from {
+        env.push(("PROPULATE_RESTORE_FROM".to_string(), from.display().to_string()));
+    }
+    env
 }
 
 /// What this rank's preloaded Python is: the trial's Python with `modules`, the rank's

@@ -7,6 +7,7 @@ mod combinators;
 mod crossover;
 mod default;
 mod differential;
+mod excluding;
 mod gp;
 mod gp_coordinates;
 mod init;
@@ -14,6 +15,7 @@ mod mutation;
 mod nelder_mead;
 mod normalized;
 mod parzen;
+mod pbt;
 mod pso;
 mod selection;
 mod spec;
@@ -25,10 +27,12 @@ pub use combinators::{Choice, Compose, Conditional, Stochastic};
 pub use crossover::{CrossoverMultiple, CrossoverSigmoid, CrossoverUniform};
 pub use default::{DefaultPropagatorConfig, default_propagator};
 pub use differential::DifferentialStep;
+pub use excluding::Excluding;
 pub use gp::{Gp, GpConfig};
 pub use init::InitUniform;
 pub use mutation::{IntervalMutationNormal, PointMutation, RandomPointMutation};
 pub use nelder_mead::{NelderMead, NelderMeadConfig};
+pub use pbt::{Pbt, PbtConfig};
 pub use pso::{Pso, PsoConfig, PsoVariant};
 pub use selection::{SelectMax, SelectMin, SelectUniform};
 pub use spec::PropagatorSpec;
@@ -202,6 +206,13 @@ pub trait Propagator: Send + Sync + std::fmt::Debug {
     fn models_running(&self) -> bool {
         false
     }
+    /// Whether the worker `breeder` describes has nothing left to breed (population-based
+    /// training: its member trained its budget): the driver then ends that worker's loop as if its
+    /// generations were done. False by default.
+    fn worker_finished(&self, breeder: Breeder, pool: &dyn Pool) -> bool {
+        let _ = (breeder, pool);
+        false
+    }
     /// Breed. Children come back with `loss = +inf`; their identity is set by the driver.
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>>;
     /// Breed as `breeder`: what the driver calls. The default ignores who breeds and calls
@@ -233,6 +244,9 @@ impl Propagator for Box<dyn Propagator> {
     }
     fn models_running(&self) -> bool {
         self.as_ref().models_running()
+    }
+    fn worker_finished(&self, breeder: Breeder, pool: &dyn Pool) -> bool {
+        self.as_ref().worker_finished(breeder, pool)
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         self.as_ref().propagate(pool, space, rng)

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Cmaes, CmaesConfig, CovarianceUpdate, DefaultPropagatorConfig, Gp, GpConfig, InitUniform, NelderMead,
-    NelderMeadConfig, Propagator, Pso, PsoConfig, PsoVariant, Tpe, TpeConfig, default_propagator,
+    NelderMeadConfig, Pbt, PbtConfig, Propagator, Pso, PsoConfig, PsoVariant, Tpe, TpeConfig, default_propagator,
 };
 use crate::error::{Error, Result};
 use crate::space::SearchSpace;
@@ -42,11 +42,14 @@ pub enum PropagatorSpec {
     Gp(GpConfig),
     /// Random search: every individual drawn uniformly from the space.
     Random {},
+    /// Population-based training: members trained an interval per evaluation, the worst taking
+    /// over the best's state and hyperparameters.
+    Pbt(PbtConfig),
 }
 
 impl PropagatorSpec {
     /// Every name, as `"name"` in JSON and as the CLI's `--propagator` takes it.
-    pub const NAMES: [&'static str; 11] = [
+    pub const NAMES: [&'static str; 12] = [
         "ga",
         "pso",
         "pso-clamping",
@@ -58,6 +61,7 @@ impl PropagatorSpec {
         "tpe",
         "gp",
         "random",
+        "pbt",
     ];
 
     /// The names of the propagators that breed on several objectives (by Pareto rank and
@@ -82,6 +86,7 @@ impl PropagatorSpec {
             "tpe" => PropagatorSpec::Tpe(TpeConfig::default()),
             "gp" => PropagatorSpec::Gp(GpConfig::default()),
             "random" => PropagatorSpec::Random {},
+            "pbt" => PropagatorSpec::Pbt(PbtConfig::default()),
             other => {
                 return Err(Error::InvalidConfig(format!(
                     "unknown propagator '{other}'; valid: {}",
@@ -105,6 +110,7 @@ impl PropagatorSpec {
             PropagatorSpec::Tpe(_) => "tpe",
             PropagatorSpec::Gp(_) => "gp",
             PropagatorSpec::Random {} => "random",
+            PropagatorSpec::Pbt(_) => "pbt",
         }
     }
 
@@ -149,6 +155,7 @@ impl PropagatorSpec {
             PropagatorSpec::Tpe(config) => Box::new(Tpe::new(space, config.clone())?),
             PropagatorSpec::Gp(config) => Box::new(Gp::new(space, config.clone())?),
             PropagatorSpec::Random {} => Box::new(InitUniform::fresh()),
+            PropagatorSpec::Pbt(config) => Box::new(Pbt::new(config.clone())?),
         })
     }
 

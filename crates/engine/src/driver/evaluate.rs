@@ -48,7 +48,8 @@ impl<const N: usize> LossValue for [f64; N] {
 }
 
 /// Evaluate `ind` in place: sets `loss` (and `objectives` when the run declares some), `failure`,
-/// `start_us` and `duration_s`.
+/// `start_us` and `duration_s`. An individual that comes with a failure (its worker root found it
+/// could not run: a training state to continue is missing) is not evaluated, on any rank.
 pub(crate) fn evaluate<F>(
     loss: &mut F,
     space: &SearchSpace,
@@ -59,6 +60,10 @@ pub(crate) fn evaluate<F>(
     F: FnMut(Params<'_>, &mut WorkerContext<'_>) -> ObjectivesResult,
 {
     ind.start_us = chrono::Utc::now().timestamp_micros();
+    if ind.failure.is_some() {
+        ind.loss = f64::INFINITY;
+        return;
+    }
     let t0 = Instant::now();
     let outcome = catch_unwind(AssertUnwindSafe(|| loss(Params::new(space, &ind.values), ctx)));
     ind.duration_s = t0.elapsed().as_secs_f64();

@@ -22,6 +22,7 @@ use crate::error::Result;
 use crate::launcher::{Device, LaunchInfo};
 use crate::observe::{Observers, RankInfo};
 use crate::result::RunResult;
+use crate::training_state::TrainingStates;
 use crate::transport::{Communicator, borrow_boxed};
 use propulate_core::early_stop::EarlyStopper;
 use propulate_core::individual::{Individual, Params};
@@ -44,6 +45,8 @@ pub(crate) struct Run<'a> {
     pub start: Instant,
     /// Stops hopeless evaluations from what they report (`WorkerContext::report`).
     pub stopper: Option<&'a dyn EarlyStopper>,
+    /// The checkpoint's training states (population-based training), when checkpointing.
+    pub states: Option<TrainingStates>,
 }
 
 impl Run<'_> {
@@ -58,6 +61,9 @@ impl Run<'_> {
         );
         ctx.reports.stopping = self.stopper.is_some();
         ctx.trial = ind.id;
+        if let (Some(states), Some(lineage)) = (&self.states, &ind.lineage) {
+            ctx.training = Some(states.for_evaluation(ind.id, lineage));
+        }
         ctx
     }
 }
@@ -110,6 +116,13 @@ where
         }
         (None, None) => unreachable!("a run without its own propagator resolves a built-in one"),
     };
+    if propagator.name() == "pbt" && resolved.checkpoint.is_none() {
+        return Err(crate::error::Error::InvalidConfig(
+            "population-based training keeps its members' training states under the checkpoint directory: \
+             run with a checkpoint (the command line's --checkpoint DIR, not --no-checkpoint)"
+                .into(),
+        ));
+    }
     let cfg = &resolved;
     let rank = world.rank();
     let is_root = layout.is_worker_root(rank);
@@ -127,7 +140,9 @@ where
     let mut resumed =
         checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout, &mut observers, opened)?;
     world.barrier()?;
-    let run = Run { cfg, space, layout, rank, device: launch.device(), start: Instant::now(), stopper };
+    let states = cfg.checkpoint.as_ref().map(|ck| TrainingStates::new(&ck.dir));
+    let states_on_disk = states.clone();
+    let run = Run { cfg, space, layout, rank, device: launch.device(), start: Instant::now(), stopper, states };
 
     // A panic outside the loss (a custom propagator, an internal invariant) must end the job too:
     // unwinding would leave the other ranks waiting for this one.
@@ -145,6 +160,9 @@ where
     match outcome {
         Ok(Ok(mut result)) => {
             result.propagator = cfg.propagator.clone();
+            if let (0, Some(states), "pbt") = (rank, &states_on_disk, propagator.name()) {
+                result.training_states = Some(states.disk_use());
+            }
             Ok(result)
         }
         // Abort before the communicators are dropped: dropping waits for pending sends, which a

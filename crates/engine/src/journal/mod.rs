@@ -32,6 +32,9 @@ use propulate_core::space::Value;
 
 /// One line of a worker's journal: `{"e":"<kind>", <the record's fields>}`. Each kind is a named
 /// record, and a reader parses a line straight into the record its tag names.
+/// Events are made and written (or read and applied) one at a time, never held in bulk, so an
+/// `eval` as large as its individual costs nothing a box would save.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "e", rename_all = "lowercase")]
 pub enum Event {

@@ -66,6 +66,11 @@ fn is_trials_dir(name: &str, path: &Path) -> bool {
     name == "trials" && path.is_dir()
 }
 
+/// Population-based training's states (`<checkpoint>/states`, `crate::training_state`).
+fn is_states_dir(name: &str, path: &Path) -> bool {
+    name == crate::training_state::STATES_DIR && path.is_dir()
+}
+
 /// A directory of per-rank logs (`--log-dir` inside the checkpoint): nothing but `rank-NNNNN.log`.
 fn is_rank_log_dir(path: &Path) -> bool {
     let Ok(entries) = fs::read_dir(path) else { return false };
@@ -148,6 +153,7 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
             && !is_lock_name(&name)
             && !is_rank_log_dir(&entry.path())
             && !is_trials_dir(&name, &entry.path())
+            && !is_states_dir(&name, &entry.path())
         {
             return Err(Error::Checkpoint(format!(
                 "{} is not part of a propulate-rs checkpoint; use an empty or new directory for --checkpoint",

@@ -1,19 +1,51 @@
 //! Breeding: one offspring from the island population as this worker knows it, checked against
-//! the search space and stamped with its identity.
+//! the search space and stamped with its identity; with population-based training, claimed: the
+//! island hears of it before its worker checks that the state it continues is still there, so
+//! that the state's owner, which keeps every state a running evaluation continues, cannot delete
+//! it between the check and the load.
+
+use std::collections::BTreeSet;
 
 use propulate_core::error::Error as CoreError;
 use propulate_core::individual::{Individual, IndividualId};
-use propulate_core::propagator::Breeder;
+use propulate_core::propagator::{Breeder, Excluding};
 
 use super::RootWorker;
 use crate::error::Result;
+use crate::transport::Communicator;
+
+/// How many members with a gone state one breeding leaves out before it gives up (the evaluation
+/// then fails with the reason, and its member goes on at its next one).
+const MAX_GONE: usize = 16;
 
 impl RootWorker<'_, '_> {
-    pub(super) fn breed(&mut self, generation: u64) -> Result<Individual> {
+    /// The child of `generation`, announced to the island when the propagator models running
+    /// evaluations. A child that would exploit a member whose training state is gone (deleted by
+    /// its owner while this worker's view of it lagged) is bred again without that member.
+    pub(super) fn breed_and_announce(&mut self, generation: u64, roots: &mut dyn Communicator) -> Result<Individual> {
+        let mut gone = BTreeSet::new();
+        loop {
+            let child = self.breed(generation, &gone)?;
+            self.announce_running(roots, &child)?;
+            match self.exploits_a_gone_state(&child) {
+                Some(parent) if gone.len() < MAX_GONE => {
+                    gone.insert(parent);
+                }
+                _ => return Ok(child),
+            }
+        }
+    }
+
+    fn breed(&mut self, generation: u64, gone: &BTreeSet<IndividualId>) -> Result<Individual> {
         let space = self.run.space;
         // Propagators that keep per-worker state in the population (PSO's particles) learn who breeds.
         let breeder = Breeder { island: self.island as u32, worker: self.worker as u32, generation };
-        let mut children = self.propagator.propagate_as(breeder, &self.population, space, &mut self.rng)?;
+        let mut children = if gone.is_empty() {
+            self.propagator.propagate_as(breeder, &self.population, space, &mut self.rng)?
+        } else {
+            let pool = Excluding { pool: &self.population, gone };
+            self.propagator.propagate_as(breeder, &pool, space, &mut self.rng)?
+        };
         if children.len() != 1 {
             return Err(CoreError::InvalidPropagator(format!(
                 "the driver needs a propagator with one offspring, {} yielded {}",
@@ -36,5 +68,13 @@ impl RootWorker<'_, '_> {
         ind.migration_steps = 0;
         ind.history = vec![self.island as u32];
         Ok(ind)
+    }
+
+    /// The member `child` would exploit, when its training state is no longer on disk.
+    fn exploits_a_gone_state(&self, child: &Individual) -> Option<IndividualId> {
+        let states = self.run.states.as_ref()?;
+        let lineage = child.lineage?;
+        let parent = lineage.parent.filter(|_| lineage.exploited)?;
+        (!states.saved(parent).is_dir()).then_some(parent)
     }
 }

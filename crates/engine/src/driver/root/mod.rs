@@ -8,6 +8,7 @@ mod journaling;
 mod messaging;
 mod migration;
 mod running;
+mod training;
 
 use rand::RngExt;
 
@@ -19,7 +20,7 @@ use crate::result::RunResult;
 use crate::transport::{Communicator, reborrow};
 use propulate_core::individual::{Individual, Params};
 use propulate_core::population::Population;
-use propulate_core::propagator::Propagator;
+use propulate_core::propagator::{Breeder, Propagator};
 use propulate_core::rng::{PropRng, message_rng, worker_rng};
 use propulate_core::topology::Topology;
 
@@ -29,6 +30,7 @@ use super::resume::Resumed;
 use super::summary::{RootOutcome, summarize};
 use super::termination::{MessageCounts, drain_to_quiescence};
 use running::{ReportLink, RunningCurves};
+use training::OwnStates;
 
 /// Everything one worker root holds.
 pub(crate) struct RootWorker<'a, 'o> {
@@ -60,6 +62,8 @@ pub(crate) struct RootWorker<'a, 'o> {
     journal: Option<JournalWriter>,
     /// First generation number of this run's workers (non-zero after a reshape).
     generation_offset: u64,
+    /// Population-based training: this worker's training states on disk.
+    own_states: OwnStates,
 }
 
 impl<'a, 'o> RootWorker<'a, 'o> {
@@ -82,6 +86,10 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         };
         let population = population.rank_by_objectives(cfg.objective_signs());
         let failed = evaluated.iter().filter(|i| i.failure.is_some()).count() as u64;
+        let own_states = match &run.states {
+            Some(states) => OwnStates::resumed(&evaluated, |id| states.saved(id).is_dir()),
+            None => OwnStates::default(),
+        };
         let journal = match &cfg.checkpoint {
             Some(ck) => Some(JournalWriter::create(&ck.dir, worker, ck.fsync)?),
             None => None,
@@ -108,6 +116,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             emigrated,
             journal,
             generation_offset,
+            own_states,
         })
     }
 
@@ -128,6 +137,10 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         let first = self.generation_offset + self.evaluated.len() as u64;
         // The offset comes from the manifest (bounded there) and the generations from the user.
         for generation in first..self.generation_offset.saturating_add(self.run.cfg.generations) {
+            let breeder = Breeder { island: self.island as u32, worker: self.worker as u32, generation };
+            if self.propagator.worker_finished(breeder, &self.population) {
+                break;
+            }
             self.generation(generation, roots, reborrow(&mut worker_comm), loss)?;
         }
         drain_to_quiescence(roots, &mut self)?;
@@ -164,9 +177,9 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         // Each generation draws from its own block of the worker's stream, so a resumed worker
         // continues exactly where the interrupted one was, without saving generator state.
         self.rng.set_word_pos(u128::from(generation) << 40);
-        let mut ind = self.breed(generation)?;
+        let mut ind = self.breed_and_announce(generation, roots)?;
         self.journal_bred(&ind)?;
-        self.announce_running(roots, &ind)?;
+        self.prepare_state(&mut ind);
         if let Some(wc) = reborrow(&mut worker_comm) {
             let mut bytes = super::encode(&Some(ind.clone()));
             wc.broadcast(0, &mut bytes)?;
@@ -193,6 +206,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             self.failed += 1;
             self.observers.emit(&Event::Failed { generation, reason });
         }
+        self.finish_state(&ind)?;
         self.journal_evaluated(&ind)?; // before anyone hears of it
         let best_before = self.island_best();
         self.population.insert(ind.clone());
@@ -200,6 +214,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         let new_best = ind.failure.is_none() && best_before.is_none_or(|b| ind.loss < b);
         self.evaluated.push(ind);
         self.drain_inbox(roots)?;
+        self.collect_states();
         let layout = &self.run.layout;
         if layout.islands() > 1 && self.run.cfg.migration_probability > 0.0 {
             let p = self.run.cfg.migration_probability / layout.island_sizes()[self.island] as f64;

@@ -1,0 +1,398 @@
+//! Population-based training (Jaderberg et al. 2017), asynchronous, on an island: each worker
+//! trains one member, an interval of training steps per evaluation, and when an evaluation ends it
+//! decides the member's next one from the island's current members, without waiting for anyone.
+//!
+//! The island's current members are, per worker, the latest finished evaluation the island holds
+//! (its own workers' and immigrants': migration and pollination carry members between islands),
+//! the breeding worker's own last evaluation always among them. They are ranked by loss (failed
+//! ones last, ties by identity). With `k = ceil(quantile * n)` members, at most half of the `n`:
+//!
+//! - a member among the `k` worst exploits one of the `k` best, drawn uniformly among those with
+//!   steps left: the child copies its hyperparameters and continues its training state, then
+//!   explores: each float and int is resampled from the space with probability `resample_prob`,
+//!   else multiplied by 0.8 or 1.2 (either at random; an int moves at least one step) and clipped
+//!   to its bounds; a categorical, which has no order to move along, is resampled with
+//!   `resample_prob`, else kept;
+//! - any other member continues: same hyperparameters, its own last state;
+//! - a worker without an evaluation yet, or whose last one failed with no member to exploit,
+//!   starts a fresh member: a uniformly random point, trained from scratch.
+//!
+//! The child's [`Lineage`] names the state it continues and its step; the driver gives the
+//! evaluation that state and a directory to save its own into. A member whose state reached
+//! `steps` (the budget per member) is finished: its worker breeds no more
+//! ([`Propagator::worker_finished`]), and nobody exploits it any longer (its state has no steps
+//! left to train).
+//!
+//! Differences from Ray Tune's scheduler: asynchronous against the island's current members (Ray's
+//! `synch=False` compares with the trials' last results too); categoricals are resampled or kept,
+//! not moved to a neighbouring choice (their order means nothing here); an int always moves.
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use super::{Arity, Breeder, Pool, Propagator, check_probability};
+use crate::error::{Error, Result};
+use crate::individual::{Individual, IndividualId};
+use crate::lineage::Lineage;
+use crate::rng::PropRng;
+use crate::space::{Domain, SearchSpace, Value};
+
+/// The settings of [`Pbt`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PbtConfig {
+    /// Training steps per evaluation (epochs for the CNN, the program's own steps for command
+    /// trials).
+    pub interval: u64,
+    /// The share of the island's members that exploits (the worst) and is exploited (the best).
+    pub quantile: f64,
+    /// The probability that exploring resamples a parameter from the space instead of perturbing it.
+    pub resample_prob: f64,
+    /// Training steps per member: a member whose state reached them is finished. `None`: members
+    /// train until the run's generations end.
+    pub steps: Option<u64>,
+}
+
+impl Default for PbtConfig {
+    fn default() -> Self {
+        PbtConfig { interval: 1, quantile: 0.25, resample_prob: 0.25, steps: None }
+    }
+}
+
+/// The factors exploring multiplies a float or an int by (Ray Tune's and the paper's).
+const FACTORS: [f64; 2] = [0.8, 1.2];
+
+/// Population-based training as a propagator (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct Pbt {
+    config: PbtConfig,
+}
+
+impl Pbt {
+    /// Checks the settings: an interval of at least one step, a quantile in `(0, 0.5]`, a
+    /// probability, a budget of at least one interval.
+    pub fn new(config: PbtConfig) -> Result<Self> {
+        let bad = |what: String| Err(Error::InvalidPropagator(what));
+        if config.interval == 0 {
+            return bad("pbt interval must be at least 1 training step".into());
+        }
+        if !(config.quantile > 0.0 && config.quantile <= 0.5) {
+            return bad(format!(
+                "pbt quantile must be in (0, 0.5] (the share of members that exploit, and as many exploited), got {}",
+                config.quantile
+            ));
+        }
+        check_probability("pbt resample probability", config.resample_prob)?;
+        if let Some(steps) = config.steps
+            && steps < config.interval
+        {
+            return bad(format!(
+                "pbt steps per member ({steps}) must be at least one interval ({} steps)",
+                config.interval
+            ));
+        }
+        Ok(Pbt { config })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &PbtConfig {
+        &self.config
+    }
+
+    /// Whether the member whose last evaluation is `ind` has trained its budget.
+    fn finished(&self, ind: &Individual) -> bool {
+        match (self.config.steps, &ind.lineage) {
+            (Some(budget), Some(l)) => ind.failure.is_none() && l.step_after() >= budget,
+            _ => false,
+        }
+    }
+
+    /// A fresh member at a random point.
+    fn fresh(&self, space: &SearchSpace, rng: &mut PropRng) -> Individual {
+        let mut child = Individual::new(space.sample(rng));
+        child.lineage = Some(Lineage::fresh(self.config.interval));
+        child
+    }
+
+    /// `values` explored: perturbed or resampled parameter by parameter.
+    fn explore(&self, values: &[Value], space: &SearchSpace, rng: &mut PropRng) -> Vec<Value> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                if rng.random_bool(self.config.resample_prob) {
+                    return space.sample_param(i, rng);
+                }
+                let factor = FACTORS[usize::from(rng.random_bool(0.5))];
+                match (&space.params()[i].domain, v) {
+                    (Domain::Float { lo, hi, .. }, Value::Float(x)) => Value::Float((x * factor).clamp(*lo, *hi)),
+                    (Domain::Int { lo, hi }, Value::Int(n)) => {
+                        let mut m = (n as f64 * factor).round() as i64;
+                        if m == n {
+                            // 0.8 or 1.2 times a small int rounds back to it: move one step the same way.
+                            m = if (factor > 1.0) == (n >= 0) { n.saturating_add(1) } else { n.saturating_sub(1) };
+                        }
+                        Value::Int(m.clamp(*lo, *hi))
+                    }
+                    _ => v,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The island's current members: per worker, the latest finished evaluation `pool` holds, with
+/// `own` in place of the breeding worker's; ranked best first (failed last, ties by identity).
+fn current_members<'a>(pool: &'a dyn Pool, own: &'a Individual) -> Vec<&'a Individual> {
+    let mut seen = std::collections::HashSet::new();
+    seen.insert(own.id.worker);
+    let mut members = vec![own];
+    for ind in pool.iter_latest_bred() {
+        if ind.lineage.is_some() && seen.insert(ind.id.worker) {
+            members.push(ind);
+        }
+    }
+    members.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
+    members
+}
+
+impl Propagator for Pbt {
+    fn name(&self) -> &'static str {
+        "pbt"
+    }
+    fn parents(&self) -> Arity {
+        Arity::Any
+    }
+    fn offspring(&self) -> usize {
+        1
+    }
+    /// The island's peers learn of each child as it starts: a state it continues is then known to
+    /// be in use, and its owner keeps it.
+    fn models_running(&self) -> bool {
+        true
+    }
+    /// Without a breeder every child is a fresh member.
+    fn propagate(&self, _pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
+        Ok(vec![self.fresh(space, rng)])
+    }
+    fn propagate_as(
+        &self,
+        breeder: Breeder,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        let Some(own) = last_evaluation(breeder, pool) else {
+            return Ok(vec![self.fresh(space, rng)]);
+        };
+        let members = current_members(pool, &own);
+        let n = members.len();
+        let k = ((self.config.quantile * n as f64).ceil() as usize).min(n / 2);
+        let position = members.iter().position(|m| m.id == own.id).expect("own is a member");
+        let among_worst = own.failure.is_some() || (k > 0 && position >= n - k);
+        if among_worst {
+            // A failed member exploits even where the island is too small for a quantile.
+            let best: Vec<&Individual> = members[..k.max(1).min(n)]
+                .iter()
+                .copied()
+                .filter(|m| m.id != own.id && m.failure.is_none() && !self.finished(m))
+                .collect();
+            if !best.is_empty() {
+                let donor = best[rng.random_range(0..best.len())];
+                let donor_lineage = donor.lineage.expect("members have a lineage");
+                let mut child = Individual::new(self.explore(&donor.values, space, rng));
+                child.lineage = Some(Lineage {
+                    parent: Some(donor.id),
+                    step: donor_lineage.step_after(),
+                    steps: self.config.interval,
+                    exploited: true,
+                });
+                return Ok(vec![child]);
+            }
+        }
+        match (&own.failure, own.lineage) {
+            (None, Some(lineage)) => {
+                let mut child = own.child();
+                child.lineage = Some(Lineage {
+                    parent: Some(own.id),
+                    step: lineage.step_after(),
+                    steps: self.config.interval,
+                    exploited: false,
+                });
+                Ok(vec![child])
+            }
+            // Its state is lost (failed) or it never had one (bred by another propagator).
+            _ => Ok(vec![self.fresh(space, rng)]),
+        }
+    }
+    fn worker_finished(&self, breeder: Breeder, pool: &dyn Pool) -> bool {
+        last_evaluation(breeder, pool).is_some_and(|own| self.finished(&own))
+    }
+}
+
+/// The breeding worker's evaluation of the generation before, if the pool holds it (active or
+/// emigrated): its member's latest state.
+fn last_evaluation(breeder: Breeder, pool: &dyn Pool) -> Option<Individual> {
+    let generation = breeder.generation.checked_sub(1)?;
+    pool.stored(&IndividualId { island: breeder.island, worker: breeder.worker, generation })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::population::Population;
+    use crate::rng::worker_rng;
+
+    fn space() -> SearchSpace {
+        SearchSpace::builder()
+            .log_float("lr", 1e-4, 1.0)
+            .float("momentum", 0.0, 0.99)
+            .int("batch", 1, 512)
+            .categorical("act", &["relu", "tanh", "gelu"])
+            .build()
+            .unwrap()
+    }
+
+    fn config() -> PbtConfig {
+        PbtConfig { interval: 2, quantile: 0.25, resample_prob: 0.25, steps: Some(10) }
+    }
+
+    /// Worker `w`'s evaluation of generation `g` with `loss`, at `step`, continuing its own line.
+    fn evaluated(w: u32, g: u64, loss: f64, step: u64, values: Vec<Value>) -> Individual {
+        let mut ind = Individual::new(values);
+        ind.id = IndividualId { island: 0, worker: w, generation: g };
+        ind.loss = loss;
+        ind.lineage = Some(Lineage {
+            parent: g.checked_sub(1).map(|p| IndividualId { generation: p, ..ind.id }),
+            step,
+            steps: 2,
+            exploited: false,
+        });
+        ind
+    }
+
+    fn values(lr: f64) -> Vec<Value> {
+        vec![Value::Float(lr), Value::Float(0.9), Value::Int(64), Value::Cat(1)]
+    }
+
+    fn population(inds: Vec<Individual>) -> Population {
+        let mut p = Population::new();
+        for i in inds {
+            p.insert(i);
+        }
+        p
+    }
+
+    fn breed(pbt: &Pbt, pool: &Population, worker: u32, generation: u64, seed: u64) -> Individual {
+        let breeder = Breeder { island: 0, worker, generation };
+        pbt.propagate_as(breeder, pool, &space(), &mut worker_rng(seed, worker as u64)).unwrap().remove(0)
+    }
+
+    #[test]
+    fn a_first_evaluation_is_a_fresh_member_inside_the_space() {
+        let pbt = Pbt::new(config()).unwrap();
+        let child = breed(&pbt, &Population::new(), 0, 0, 1);
+        assert!(space().contains(&child.values));
+        assert_eq!(child.lineage, Some(Lineage::fresh(2)));
+    }
+
+    /// Four members (k = 1): the worst exploits the best, the others continue their own state.
+    #[test]
+    fn the_worst_member_exploits_the_best_and_the_others_continue() {
+        let pbt = Pbt::new(config()).unwrap();
+        let pool = population(vec![
+            evaluated(0, 3, 0.1, 6, values(0.01)),
+            evaluated(1, 3, 0.5, 6, values(0.02)),
+            evaluated(2, 3, 0.7, 6, values(0.03)),
+            evaluated(3, 2, 0.9, 4, values(0.04)),
+            // Older evaluations are not current members.
+            evaluated(3, 1, 0.05, 2, values(0.05)),
+        ]);
+        for seed in 0..50 {
+            let child = breed(&pbt, &pool, 3, 3, seed);
+            let lineage = child.lineage.unwrap();
+            assert_eq!(lineage.parent, Some(IndividualId { island: 0, worker: 0, generation: 3 }));
+            assert_eq!((lineage.step, lineage.steps, lineage.exploited), (8, 2, true));
+            assert!(space().contains(&child.values), "{:?}", child.values);
+        }
+        let child = breed(&pbt, &pool, 1, 4, 0);
+        assert_eq!(child.values, values(0.02), "a middle member keeps its hyperparameters");
+        let lineage = child.lineage.unwrap();
+        assert_eq!(lineage.parent, Some(IndividualId { island: 0, worker: 1, generation: 3 }));
+        assert_eq!((lineage.step, lineage.exploited), (8, false));
+    }
+
+    #[test]
+    fn exploring_perturbs_by_the_factors_or_resamples_and_stays_inside_the_space() {
+        let pbt = Pbt::new(PbtConfig { resample_prob: 0.0, ..config() }).unwrap();
+        let mut rng = worker_rng(3, 0);
+        let start = values(0.01);
+        let (mut up, mut down) = (0, 0);
+        for _ in 0..200 {
+            let v = pbt.explore(&start, &space(), &mut rng);
+            let Value::Float(lr) = v[0] else { panic!() };
+            let ratio = lr / 0.01;
+            assert!((ratio - 0.8).abs() < 1e-9 || (ratio - 1.2).abs() < 1e-9, "{ratio}");
+            if ratio > 1.0 {
+                up += 1
+            } else {
+                down += 1
+            }
+            assert!(matches!(v[2], Value::Int(51) | Value::Int(77)), "{:?}", v[2]);
+            assert_eq!(v[3], Value::Cat(1), "no resampling: the categorical stays");
+        }
+        assert!(up > 60 && down > 60, "either factor: {up} up, {down} down");
+        // At the bounds: clipped; a small int moves one step.
+        let edge = vec![Value::Float(1.0), Value::Float(0.99), Value::Int(1), Value::Cat(0)];
+        for _ in 0..50 {
+            let v = pbt.explore(&edge, &space(), &mut rng);
+            assert!(space().contains(&v), "{v:?}");
+            assert!(matches!(v[2], Value::Int(1) | Value::Int(2)), "{:?}", v[2]);
+        }
+        let always = Pbt::new(PbtConfig { resample_prob: 1.0, ..config() }).unwrap();
+        let cats: std::collections::HashSet<_> =
+            (0..100).map(|_| format!("{:?}", always.explore(&start, &space(), &mut rng)[3])).collect();
+        assert_eq!(cats.len(), 3, "resampled categoricals take every choice");
+    }
+
+    #[test]
+    fn a_finished_member_ends_its_worker_and_is_not_exploited() {
+        let pbt = Pbt::new(config()).unwrap();
+        let pool = population(vec![
+            evaluated(0, 4, 0.1, 8, values(0.01)), // steps 8 + 2 = 10: finished
+            evaluated(1, 3, 0.5, 6, values(0.02)),
+            evaluated(2, 3, 0.7, 6, values(0.03)),
+            evaluated(3, 3, 0.9, 6, values(0.04)),
+        ]);
+        assert!(pbt.worker_finished(Breeder { island: 0, worker: 0, generation: 5 }, &pool));
+        assert!(!pbt.worker_finished(Breeder { island: 0, worker: 3, generation: 4 }, &pool));
+        // The worst would exploit the best, but it is finished: the worst continues its own.
+        let child = breed(&pbt, &pool, 3, 4, 0);
+        let lineage = child.lineage.unwrap();
+        assert_eq!((lineage.parent.unwrap().worker, lineage.exploited), (3, false));
+    }
+
+    #[test]
+    fn a_failed_member_exploits_or_starts_afresh() {
+        let pbt = Pbt::new(config()).unwrap();
+        let mut failed = evaluated(1, 3, f64::INFINITY, 6, values(0.02));
+        failed.failure = Some("NaN".into());
+        let pool = population(vec![evaluated(0, 3, 0.4, 6, values(0.01)), failed.clone()]);
+        let child = breed(&pbt, &pool, 1, 4, 0);
+        assert_eq!(child.lineage.unwrap().parent.unwrap().worker, 0, "exploits the one good member");
+        let alone = population(vec![failed]);
+        let child = breed(&pbt, &alone, 1, 4, 0);
+        assert_eq!(child.lineage, Some(Lineage::fresh(2)), "nothing to exploit: a fresh member");
+    }
+
+    #[test]
+    fn same_seed_same_child_and_bad_settings_are_refused() {
+        let pbt = Pbt::new(config()).unwrap();
+        let pool = population(vec![evaluated(0, 3, 0.1, 6, values(0.01)), evaluated(1, 3, 0.9, 6, values(0.02))]);
+        assert_eq!(breed(&pbt, &pool, 1, 4, 7), breed(&pbt, &pool, 1, 4, 7));
+        let e = |c: PbtConfig| Pbt::new(c).unwrap_err().to_string();
+        assert!(e(PbtConfig { interval: 0, ..config() }).contains("interval"));
+        assert!(e(PbtConfig { quantile: 0.6, ..config() }).contains("quantile must be in (0, 0.5]"));
+        assert!(e(PbtConfig { resample_prob: 1.5, ..config() }).contains("probability"));
+        assert!(e(PbtConfig { steps: Some(1), ..config() }).contains("at least one interval"));
+    }
+}

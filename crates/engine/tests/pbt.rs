@@ -1,0 +1,78 @@
+//! Population-based training through the library: the loss reads and writes its training state
+//! through its context (`restore_from`, `save_to`, `step`), every evaluation continues exactly its
+//! parent's state, and a run without a checkpoint, where the states would live, is refused.
+
+use std::collections::BTreeMap;
+
+use propulate_core::SearchSpace;
+use propulate_core::individual::IndividualId;
+use propulate_core::propagator::{PbtConfig, PropagatorSpec};
+use propulate_engine::Optimizer;
+
+fn space() -> SearchSpace {
+    SearchSpace::builder().log_float("lr", 0.01, 0.5).build().unwrap()
+}
+
+fn pbt() -> PropagatorSpec {
+    PropagatorSpec::Pbt(PbtConfig { interval: 3, steps: Some(15), ..PbtConfig::default() })
+}
+
+/// A toy training: the weight `w` (1 when fresh) shrinks by `1 - lr` per step; the state is `w`
+/// and the identities of every evaluation that trained it, oldest first.
+#[test]
+fn the_loss_continues_its_parents_state_through_its_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = Optimizer::new(space())
+        .propagator_spec(pbt())
+        .generations(100)
+        .seed(2)
+        .checkpoint(dir.path())
+        .run_local(4, |p, ctx| {
+            let training = ctx.training().expect("population-based training gives a training state").clone();
+            let (mut w, mut line) = (1.0f64, String::new());
+            if let Some(from) = ctx.restore_from() {
+                let state = std::fs::read_to_string(from.join("state"))?;
+                let (first, rest) = state.split_once('\n').unwrap_or((&state, ""));
+                w = first.parse()?;
+                line = rest.to_string();
+            }
+            assert_eq!(ctx.step(), training.step);
+            w *= (1.0 - p.float("lr")).powi(training.steps as i32);
+            line.push_str(&format!("{} ", ctx.trial));
+            std::fs::write(ctx.save_to().expect("a directory to save into").join("state"), format!("{w}\n{line}"))?;
+            Ok(w)
+        })
+        .unwrap();
+    // Rank 0 has every trial: each continued its parent at the parent's steps, and the lines of
+    // the states grew one trial at a time.
+    let trials: BTreeMap<IndividualId, _> = result.trials.iter().map(|t| (t.id, t)).collect();
+    let mut exploits = 0;
+    for t in result.trials.iter() {
+        assert!(t.failure.is_none(), "{} {:?} {:?}", t.id, t.lineage, t.failure);
+        let lineage = t.lineage.expect("every evaluation has a lineage");
+        assert_eq!(lineage.steps, 3);
+        match lineage.parent {
+            None => assert_eq!(lineage.step, 0),
+            Some(parent) => {
+                let p = trials[&parent].lineage.unwrap();
+                assert_eq!(lineage.step, p.step_after(), "{}", t.id);
+                exploits += usize::from(lineage.exploited);
+            }
+        }
+    }
+    assert!(exploits >= 1, "the worst members exploit the best");
+    // Every worker stopped once its member reached 15 steps.
+    for worker in 0..4 {
+        let last = result.trials.iter().filter(|t| t.id.worker == worker).max_by_key(|t| t.id.generation).unwrap();
+        assert!(last.lineage.unwrap().step_after() >= 15, "worker {worker}");
+    }
+    let states = result.training_states.expect("the disk use is reported");
+    assert!(states.count >= 1 && states.count < result.trials.len() as u64, "{states:?}");
+}
+
+#[test]
+fn a_run_without_a_checkpoint_is_refused_with_the_reason() {
+    let e = Optimizer::new(space()).propagator_spec(pbt()).generations(2).run_local(1, |_, _| Ok(1.0)).unwrap_err();
+    let e = e.to_string();
+    assert!(e.contains("population-based training keeps its members' training states under the checkpoint"), "{e}");
+}

@@ -1,0 +1,201 @@
+//! Population-based training under mpirun, with a toy training whose saved state records its
+//! history (tests/trials/pbt_toy.sh): every evaluation continued exactly the state of its parent
+//! (its member's last, or the best member's it exploited), explored inside the space, the members
+//! stopped at their budget of steps, and the states no one needs were deleted; the same across a
+//! kill -9 and a resume, and a missing state fails only the evaluation that needed it.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, mpirun, recorded, run_with_timeout, succeeded, trials_jsonl};
+use serde_json::Value;
+
+const SPACE: &str = "[params]\nlr = { type = \"float\", low = 0.01, high = 0.5, log = true }\n";
+const BUDGET: u64 = 12;
+const INTERVAL: u64 = 2;
+
+fn toy() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trials/pbt_toy.sh").display().to_string()
+}
+
+/// The job's command line: 4 workers on 2 islands, PBT with a budget of 12 steps in intervals of 2.
+fn job(dir: &Path, sleep: &str) -> Command {
+    std::fs::write(dir.join("space.toml"), SPACE).unwrap();
+    let mut c = mpirun(4);
+    c.arg(bin()).arg("--space").arg(dir.join("space.toml"));
+    c.args(["--islands", "2", "--propagator", "pbt", "--pbt-interval", "2", "--pbt-steps", "12"]);
+    c.args(["--generations", "100", "--seed", "3"]);
+    c.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
+    c.arg("--").arg(toy()).arg("{lr}").arg(sleep);
+    c
+}
+
+fn id_of(t: &Value) -> String {
+    format!("{}/{}/{}", t["island"], t["worker"], t["generation"])
+}
+
+fn trial_dir(dir: &Path, id: &str) -> PathBuf {
+    let parts: Vec<&str> = id.split('/').collect();
+    dir.join("ck/trials").join(format!("island{}-worker{}-gen{}", parts[0], parts[1], parts[2]))
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every evaluation's lineage against the states its trials saw and saved; returns the number
+/// of exploits.
+fn check_lineages(dir: &Path) -> usize {
+    let trials = trials_jsonl(dir);
+    let by_id: BTreeMap<String, &Value> = trials.iter().map(|t| (id_of(t), t)).collect();
+    let mut exploits = 0;
+    for t in trials.iter().filter(|t| t["failure"].is_null()) {
+        let id = id_of(t);
+        let lineage = &t["lineage"];
+        assert_eq!(lineage["steps"], INTERVAL, "{id}");
+        let lr = t["params"]["lr"].as_f64().unwrap();
+        assert!((0.01..=0.5).contains(&lr), "{id}: lr {lr} outside the space");
+        let seen = read(&trial_dir(dir, &id).join("seen.txt"));
+        let saved = read(&trial_dir(dir, &id).join("saved.txt"));
+        let step = lineage["step"].as_u64().unwrap();
+        assert_eq!(saved, format!("{seen}{id} {}\n", step + INTERVAL), "{id}: saved = restored + its own line");
+        match lineage["parent"].as_str() {
+            None => {
+                assert_eq!((seen.as_str(), step), ("", 0), "{id}: a fresh member starts from nothing");
+            }
+            Some(parent) => {
+                let p = by_id[parent];
+                assert!(p["failure"].is_null(), "{id} continued {parent}, which failed");
+                assert_eq!(seen, read(&trial_dir(dir, parent).join("saved.txt")), "{id}: exactly {parent}'s state");
+                assert_eq!(step, p["lineage"]["step"].as_u64().unwrap() + INTERVAL, "{id}: at {parent}'s steps");
+                if lineage["exploited"].as_bool().unwrap() {
+                    exploits += 1;
+                    assert!(p["loss"].as_f64().unwrap() <= 1.0);
+                } else {
+                    assert_eq!(p["worker"], t["worker"], "{id}: continues its own member");
+                    assert_eq!(p["generation"].as_u64().unwrap() + 1, t["generation"].as_u64().unwrap(), "{id}");
+                    assert_eq!(p["params"], t["params"], "{id}: same hyperparameters");
+                }
+            }
+        }
+    }
+    // Each worker trained until its member's state reached the budget, and no further.
+    let mut last: BTreeMap<u64, &Value> = BTreeMap::new();
+    for t in &trials {
+        let w = t["worker"].as_u64().unwrap();
+        if last.get(&w).is_none_or(|l| l["generation"].as_u64() < t["generation"].as_u64()) {
+            last.insert(w, t);
+        }
+    }
+    assert_eq!(last.len(), 4, "every worker trained");
+    for (w, t) in last {
+        let after = t["lineage"]["step"].as_u64().unwrap() + INTERVAL;
+        assert!(t["failure"].is_null() && after >= BUDGET, "worker {w} stopped at step {after}");
+    }
+    exploits
+}
+
+/// Saved states under the checkpoint (no half-written ones) and their number.
+fn states(dir: &Path) -> usize {
+    let names: Vec<String> = std::fs::read_dir(dir.join("ck/states"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".partial")), "half-written states left: {names:?}");
+    names.len()
+}
+
+#[test]
+fn members_continue_exactly_their_parents_state_and_the_worst_exploit_the_best() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = run_with_timeout(job(dir, ""), Duration::from_secs(300));
+    let stdout = succeeded(&out);
+    let exploits = check_lineages(dir);
+    assert!(exploits >= 1, "no member exploited another in {} trials", trials_jsonl(dir).len());
+    let kept = states(dir);
+    assert!(kept < trials_jsonl(dir).len() / 2, "states no one needs are deleted: {kept} kept");
+    assert!(stdout.contains(&format!("training states kept: {kept} (")), "{stdout}");
+    let csv = read(&dir.join("out/trials.csv"));
+    assert!(csv.lines().next().unwrap().ends_with(",parent,step,steps,exploited"), "{csv}");
+    let best: Value = serde_json::from_str(&read(&dir.join("out/best.json"))).unwrap();
+    assert_eq!(best["training_states"]["count"], kept);
+}
+
+#[test]
+fn a_kill_9_then_the_same_command_resumes_every_member_from_its_last_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut job1 = job(dir, "0.2").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let start = Instant::now();
+    while recorded(&dir.join("ck")) < 8 {
+        assert!(start.elapsed() < Duration::from_secs(120), "the run never recorded 8 evaluations");
+        assert!(job1.try_wait().unwrap().is_none(), "the job ended before it could be killed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ranks = Command::new("pgrep").arg("-P").arg(job1.id().to_string()).output().unwrap();
+    for pid in String::from_utf8_lossy(&ranks.stdout).split_whitespace() {
+        let _ = Command::new("kill").args(["-9", pid]).status();
+    }
+    let _ = job1.kill();
+    let _ = job1.wait();
+    let before = recorded(&dir.join("ck"));
+    assert!(before < 24, "the kill came after the end ({before} evaluations)");
+    let out = run_with_timeout(job(dir, "0.2"), Duration::from_secs(300));
+    let stdout = succeeded(&out);
+    assert!(stdout.contains("from the checkpoint"), "{stdout}");
+    check_lineages(dir);
+    assert!(trials_jsonl(dir).iter().all(|t| t["failure"].is_null()), "every member went on from a complete state");
+    states(dir);
+}
+
+#[test]
+fn a_missing_state_fails_the_evaluation_that_needs_it_and_its_member_starts_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // One worker: its member can only continue its own states.
+    let one = |dir: &Path| {
+        std::fs::write(dir.join("space.toml"), SPACE).unwrap();
+        let mut c = mpirun(1);
+        c.arg(bin()).arg("--space").arg(dir.join("space.toml"));
+        c.args(["--propagator", "pbt", "--pbt-interval", "2", "--pbt-steps", "6", "--seed", "1"]);
+        c.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
+        c.arg("--").arg(toy()).arg("{lr}");
+        c
+    };
+    let out = run_with_timeout(with_generations(one(dir), 2), Duration::from_secs(120));
+    succeeded(&out);
+    // The member's latest state goes missing before the resume continues it.
+    std::fs::remove_dir_all(dir.join("ck/states/0-0-1")).unwrap();
+    let out = run_with_timeout(with_generations(one(dir), 6), Duration::from_secs(120));
+    succeeded(&out);
+    let trials = trials_jsonl(dir);
+    let failed: Vec<&Value> = trials.iter().filter(|t| !t["failure"].is_null()).collect();
+    assert_eq!(failed.len(), 1, "{trials:?}");
+    let reason = failed[0]["failure"].as_str().unwrap();
+    assert!(reason.contains("the training state of 0/0/1 (step 4) to continue is missing"), "{reason}");
+    assert_eq!(id_of(failed[0]), "0/0/2");
+    // Then a fresh member, trained to the budget of 6 steps in 3 evaluations.
+    let after: Vec<&Value> = trials.iter().filter(|t| t["generation"].as_u64().unwrap() > 2).collect();
+    assert_eq!(after.len(), 3, "{trials:?}");
+    assert!(after[0]["lineage"]["parent"].is_null() && after[0]["lineage"]["step"] == 0);
+    assert_eq!(after[2]["lineage"]["step"], 4);
+}
+
+/// `cmd` with `--generations n` put before the trial command's `--`.
+fn with_generations(cmd: Command, n: u64) -> Command {
+    let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().to_string()).collect();
+    let split = args.iter().position(|a| a == "--").unwrap();
+    let mut c = Command::new(cmd.get_program());
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.args(&args[..split]).args(["--generations", &n.to_string()]).args(&args[split..]);
+    c
+}
