@@ -18,6 +18,9 @@
 #   links). rustc's --as-needed otherwise drops libtorch_cuda, and tch sees no GPU (tch-rs issues
 #   #907, #964). Not RUSTFLAGS: those would reach every build script too, which then cannot load.
 # The default route (CI's) sets neither.
+# Where that torch has the wheel's NCCL beside it, LD_LIBRARY_PATH starts with a directory whose
+# libnccl.so links to it (PROPULATE_NCCL_LINK_DIR, default .torch-nccl/ in the repository): the
+# NCCL gradient averaging then uses libtorch's NCCL, not a second one (scripts/torch-nccl-link.sh).
 unset LIBTORCH_BYPASS_VERSION_CHECK PROPULATE_LINK_TORCH_CUDA
 if ! LIBTORCH="$(bash "$(dirname "${BASH_SOURCE[0]}")/install-libtorch.sh" | tail -1)" || [ -z "$LIBTORCH" ]; then
     echo "libtorch-env: no libtorch; LIBTORCH not set" >&2
@@ -46,4 +49,7 @@ if [ -n "${PROPULATE_LIBTORCH:-}" ]; then
     echo "libtorch-env: LIBTORCH=$LIBTORCH (torch $libtorch_version)${LIBTORCH_BYPASS_VERSION_CHECK:+, version check bypassed}${PROPULATE_LINK_TORCH_CUDA:+, libtorch_cuda linked}" >&2
     unset libtorch_version
 fi
-export LD_LIBRARY_PATH="$LIBTORCH/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nccl_link="$(bash "$(dirname "${BASH_SOURCE[0]}")/torch-nccl-link.sh" "$LIBTORCH" \
+    "${PROPULATE_NCCL_LINK_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.torch-nccl}")"
+export LD_LIBRARY_PATH="${nccl_link:+$nccl_link:}$LIBTORCH/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+unset nccl_link

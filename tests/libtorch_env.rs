@@ -26,6 +26,8 @@ fn fake_torch(dir: &Path, version_file: &str, version: &str, cuda: bool) {
 /// What sourcing the script leaves: its status, the variables it sets, and its stderr.
 struct Sourced {
     ok: bool,
+    /// Where the script was told to link libtorch's NCCL (PROPULATE_NCCL_LINK_DIR).
+    nccl_link: PathBuf,
     vars: std::collections::HashMap<String, String>,
     stderr: String,
 }
@@ -45,6 +47,7 @@ fn source_env(propulate_libtorch: &Path, venv: &Path) -> Sourced {
         // Where the default route would install: it must stay untouched.
         .env("PROPULATE_TORCH_VENV", venv)
         .env("LD_LIBRARY_PATH", "/before")
+        .env("PROPULATE_NCCL_LINK_DIR", venv.with_file_name("nccl-link"))
         .env_remove("LIBTORCH_BYPASS_VERSION_CHECK")
         .env_remove("PROPULATE_LINK_TORCH_CUDA")
         .output()
@@ -55,6 +58,7 @@ fn source_env(propulate_libtorch: &Path, venv: &Path) -> Sourced {
     assert!(!venv.exists(), "nothing may be installed when PROPULATE_LIBTORCH is given");
     Sourced {
         ok: vars.get("status").map(String::as_str) == Some("0"),
+        nccl_link: venv.with_file_name("nccl-link"),
         vars,
         stderr: String::from_utf8_lossy(&out.stderr).into(),
     }
@@ -65,11 +69,21 @@ impl Sourced {
         self.vars.get(name).unwrap_or_else(|| panic!("{name} not printed: {:?}", self.vars))
     }
 
-    /// LIBTORCH is `torch`, put first on LD_LIBRARY_PATH; bypass and cuda linking as expected.
+    /// LIBTORCH is `torch`, put first on LD_LIBRARY_PATH (after a link to the wheel's NCCL beside
+    /// it, where it has one); bypass and cuda linking as expected.
     fn check(&self, torch: &Path, bypass: bool, link_cuda: bool) {
         assert!(self.ok, "{}", self.stderr);
         assert_eq!(self.var("LIBTORCH"), torch.to_str().unwrap());
-        assert_eq!(self.var("LD_LIBRARY_PATH"), format!("{}/lib:/before", torch.display()));
+        let nccl = torch.join("../nvidia/nccl/lib/libnccl.so.2");
+        if nccl.exists() {
+            let link = self.nccl_link.join("libnccl.so");
+            assert_eq!(std::fs::canonicalize(&link).unwrap(), std::fs::canonicalize(&nccl).unwrap());
+            let want = format!("{}:{}/lib:/before", self.nccl_link.display(), torch.display());
+            assert_eq!(self.var("LD_LIBRARY_PATH"), want);
+        } else {
+            assert_eq!(self.var("LD_LIBRARY_PATH"), format!("{}/lib:/before", torch.display()));
+            assert!(!self.nccl_link.exists(), "no NCCL beside the torch: no link");
+        }
         let set = |yes: bool| if yes { "1" } else { "<unset>" };
         assert_eq!(self.var("LIBTORCH_BYPASS_VERSION_CHECK"), set(bypass), "{}", self.stderr);
         assert_eq!(self.var("PROPULATE_LINK_TORCH_CUDA"), set(link_cuda), "{}", self.stderr);
@@ -83,6 +97,14 @@ fn a_torch_2_11_venv_gets_the_bypass_and_the_cuda_link() {
     let torch = venv.join("lib/python3.12/site-packages/torch");
     fake_torch(&torch, "version.py", "2.11.0+cu130", true);
     source_env(&venv, &work.path().join("no-install")).check(&torch, true, true);
+    // With the wheel's NCCL beside it, as on the GPU machine: linked as libnccl.so, first.
+    let nccl = venv.join("lib/python3.12/site-packages/nvidia/nccl/lib");
+    std::fs::create_dir_all(&nccl).unwrap();
+    std::fs::write(nccl.join("libnccl.so.2"), "").unwrap();
+    let with_nccl = work.path().join("with-nccl");
+    std::fs::create_dir(&with_nccl).unwrap();
+    source_env(&venv, &with_nccl.join("no-install")).check(&torch, true, true);
+    assert!(with_nccl.join("nccl-link/libnccl.so").exists());
     // The torch directory itself works as well.
     source_env(&torch, &work.path().join("no-install")).check(&torch, true, true);
 }

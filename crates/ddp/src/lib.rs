@@ -12,6 +12,8 @@ pub mod error;
 mod grad_sync;
 #[cfg(feature = "nccl")]
 mod nccl;
+#[cfg(feature = "nccl")]
+mod nccl_library;
 mod rendezvous;
 mod sampler;
 mod tcp_store;

@@ -191,6 +191,7 @@ fn prepare(
              module, {ON_CPUS}"
         ));
     }
+    super::nccl_library::check_single_nccl()?;
     let context = CudaContext::new(gpu).map_err(|e| cuda_failure("opening a CUDA context", gpu, &e))?;
     if !root {
         return Ok((context, None));
