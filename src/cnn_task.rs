@@ -130,6 +130,11 @@ impl Task for CnnTask {
         "gp"
     }
 
+    fn pbt_fixed(&self) -> &'static [&'static str] {
+        // The network's shape: a state saved by one shape cannot be loaded by another.
+        &["conv_layers", "activation"]
+    }
+
     fn default_ranks_per_worker(&self, world_size: usize) -> usize {
         if world_size.is_multiple_of(2) { 2 } else { 1 }
     }

@@ -108,6 +108,7 @@ fn a_replica_split_over_two_devices_learns_and_replicas_stay_identical() {
                     settings,
                     seed: ctx.seed,
                     classifier_device: Some(&other),
+                    state: None,
                 };
                 let outcome = training.run(&mut CommGradSync::new(ctx), &device, &mut |_, _, _| Ok(false))?;
                 if outcome.accuracy < 0.5 || outcome.best_loss > 1.5 {
@@ -189,6 +190,51 @@ fn the_cli_tunes_the_cnn_with_two_ranks_per_worker_well_below_chance() {
     assert_eq!(csv.lines().count(), 5);
     // Without --early-stop every epoch is reported and nothing is pruned.
     assert!(csv.lines().skip(1).all(|row| row.contains(",false,")), "{csv}");
+}
+
+/// Population-based training of the CNN: each evaluation trains one epoch of its member and saves
+/// the network and the optimizer with Burn's records; a continued member reports from the epoch
+/// its state had reached, keeps its network's shape, and every member trains its 3 epochs.
+#[test]
+fn population_based_training_continues_the_networks_it_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out_dir, ck) = (dir.path().join("out"), dir.path().join("ck"));
+    let base = ["--train-images", "600", "--valid-images", "200", "--batch", "2", "--seed", "9"];
+    let pbt = ["--propagator", "pbt", "--pbt-interval", "1", "--pbt-steps", "3", "--generations", "20"];
+    let mut args: Vec<&str> = base.iter().chain(&pbt).copied().collect();
+    args.extend(["--checkpoint", ck.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    let out = cli(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let trials = common::trials_jsonl(dir.path());
+    let by_id: std::collections::BTreeMap<String, &serde_json::Value> =
+        trials.iter().map(|t| (format!("{}/{}/{}", t["island"], t["worker"], t["generation"]), t)).collect();
+    for t in &trials {
+        assert!(t["failure"].is_null(), "{t}");
+        let lineage = &t["lineage"];
+        let step = lineage["step"].as_u64().unwrap();
+        // One epoch per evaluation, reported as the member's epoch.
+        assert_eq!(t["curve"], serde_json::json!([[step + 1, t["loss"]]]), "{t}");
+        if let Some(parent) = lineage["parent"].as_str() {
+            let p = by_id[parent];
+            assert_eq!(step, p["lineage"]["step"].as_u64().unwrap() + 1, "{t}");
+            for fixed in ["conv_layers", "activation"] {
+                assert_eq!(t["params"][fixed], p["params"][fixed], "the network's shape is kept: {t}");
+            }
+        }
+    }
+    for worker in 0..2 {
+        let last = trials.iter().filter(|t| t["worker"] == worker).max_by_key(|t| t["generation"].as_u64()).unwrap();
+        assert_eq!(last["lineage"]["step"], 2, "worker {worker} trained its member to 3 epochs: {last}");
+    }
+    // The states kept hold the network and the optimizer.
+    let states: Vec<std::path::PathBuf> =
+        std::fs::read_dir(ck.join("states")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(!states.is_empty());
+    for s in &states {
+        assert!(s.join("model.bpk").is_file() && s.join("optimizer.bpk").is_file(), "{}", s.display());
+    }
+    assert!(stdout.contains("training states kept: "), "{stdout}");
 }
 
 /// Validation loss against the network's size: two objectives from the CNN's own metrics, the

@@ -28,7 +28,8 @@ fn job(dir: &Path, sleep: &str) -> Command {
     let mut c = mpirun(4);
     c.arg(bin()).arg("--space").arg(dir.join("space.toml"));
     c.args(["--islands", "2", "--propagator", "pbt", "--pbt-interval", "2", "--pbt-steps", "12"]);
-    c.args(["--generations", "100", "--seed", "3"]);
+    // States superseded 0.2 s ago go: the trials take 0.1 s or more, the run a few seconds.
+    c.args(["--generations", "100", "--seed", "3", "--pbt-keep-seconds", "0.2"]);
     c.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
     c.arg("--").arg(toy()).arg("{lr}").arg(sleep);
     c
@@ -113,17 +114,32 @@ fn states(dir: &Path) -> usize {
 fn members_continue_exactly_their_parents_state_and_the_worst_exploit_the_best() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let out = run_with_timeout(job(dir, ""), Duration::from_secs(300));
+    let out = run_with_timeout(job(dir, "0.1"), Duration::from_secs(300));
     let stdout = succeeded(&out);
     let exploits = check_lineages(dir);
     assert!(exploits >= 1, "no member exploited another in {} trials", trials_jsonl(dir).len());
     let kept = states(dir);
-    assert!(kept < trials_jsonl(dir).len() / 2, "states no one needs are deleted: {kept} kept");
+    let trials = trials_jsonl(dir);
+    assert!(kept < trials.len(), "states no one needs are deleted: {kept} kept of {}", trials.len());
+    // Each member's last state and the best's are among them.
+    for w in 0..4u64 {
+        let last = trials.iter().filter(|t| t["worker"] == w).max_by_key(|t| t["generation"].as_u64()).unwrap();
+        let name = format!("{}-{}-{}", last["island"], last["worker"], last["generation"]);
+        assert!(dir.join("ck/states").join(&name).is_dir(), "worker {w}'s last state {name} was deleted");
+    }
     assert!(stdout.contains(&format!("training states kept: {kept} (")), "{stdout}");
     let csv = read(&dir.join("out/trials.csv"));
     assert!(csv.lines().next().unwrap().ends_with(",parent,step,steps,exploited"), "{csv}");
     let best: Value = serde_json::from_str(&read(&dir.join("out/best.json"))).unwrap();
     assert_eq!(best["training_states"]["count"], kept);
+    // The best member's schedule: from a fresh member, parent by parent, to the best.
+    let schedule = best["schedule"].as_array().expect("a schedule");
+    assert!(schedule[0]["lineage"]["parent"].is_null(), "{schedule:?}");
+    assert_eq!(id_of(schedule.last().unwrap()), id_of(&best));
+    for pair in schedule.windows(2) {
+        assert_eq!(pair[1]["lineage"]["parent"], id_of(&pair[0]).as_str());
+    }
+    assert_eq!(schedule.len() as u64, best["lineage"]["step"].as_u64().unwrap() / INTERVAL + 1);
 }
 
 #[test]

@@ -139,6 +139,17 @@ fn the_report_of_a_real_search_draws_every_chart_in_chromium_without_script_erro
     assert!(errors.iter().any(|e| e.contains("noSuchFunction")), "{errors:?}");
 }
 
+/// Run `run` (which writes its results into `out`), open its report headless with a profile in
+/// `work`, check that its script ran to the end without errors, and return the page's DOM.
+fn run_and_open(run: Command, out: &Path, work: &Path) -> String {
+    let ran = run_with_timeout(run, Duration::from_secs(300));
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let (dom, log) = open_headless(&out.join("report.html"), &work.join("profile"));
+    assert_eq!(script_errors(&dom, &log), Vec::<String>::new());
+    assert!(dom.contains("data-report-state=\"drawn\""), "the script ran to its end");
+    dom
+}
+
 /// A run with three objectives: the Pareto front section comes first with one chart per pair of
 /// objectives, each drawn, and the summary names the front instead of a best loss.
 #[test]
@@ -150,11 +161,7 @@ fn the_report_of_a_three_objective_run_draws_a_front_chart_per_pair() {
         .args(["--function", "dtlz2", "--islands", "2", "--generations", "100", "--no-checkpoint", "-q"])
         .arg("--out")
         .arg(&out);
-    let ran = run_with_timeout(run, Duration::from_secs(300));
-    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
-    let (dom, log) = open_headless(&out.join("report.html"), &tmp.path().join("profile"));
-    assert_eq!(script_errors(&dom, &log), Vec::<String>::new());
-    assert!(dom.contains("data-report-state=\"drawn\""), "the script ran to its end");
+    let dom = run_and_open(run, &out, tmp.path());
     let charts = paths_per_chart(&dom);
     let names: Vec<&str> = charts.iter().map(|(n, _)| n.as_str()).take(4).collect();
     assert_eq!(names, ["front:f1:f2", "front:f1:f3", "front:f2:f3", "time"], "the front's pairs first");
@@ -166,4 +173,25 @@ fn the_report_of_a_three_objective_run_draws_a_front_chart_per_pair() {
         dom.contains(&format!("Pareto front of <b>{front}</b> (f1 min, f2 min, f3 min)")),
         "the summary names the front"
     );
+}
+
+/// Population-based training: the members chart is drawn (each evaluation at the steps its
+/// member reached, joined to the state it continued), after the learning curves.
+#[test]
+fn the_report_of_a_population_based_training_draws_its_members() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, ck) = (tmp.path().join("out"), tmp.path().join("ck"));
+    let space = tmp.path().join("space.toml");
+    std::fs::write(&space, "[params]\nlr = { type = \"float\", low = 0.01, high = 0.5, log = true }\n").unwrap();
+    let toy = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trials/pbt_toy.sh");
+    let mut run = mpirun(4);
+    run.arg(bin()).arg("--space").arg(&space);
+    run.args(["--propagator", "pbt", "--pbt-interval", "2", "--pbt-steps", "10", "--generations", "50", "-q"]);
+    run.arg("--checkpoint").arg(&ck).arg("--out").arg(&out).arg("--").arg(&toy).arg("{lr}");
+    let dom = run_and_open(run, &out, tmp.path());
+    let charts = paths_per_chart(&dom);
+    let members = charts.iter().find(|(n, _)| n == "members").expect("a members chart");
+    assert!(members.1 > 20, "the members chart has {} SVG paths: not drawn", members.1);
+    let trials = report_data(&out)["trials"].as_array().unwrap().clone();
+    assert!(trials.iter().all(|t| t["lineage"]["steps"] == 2), "every trial carries its lineage");
 }

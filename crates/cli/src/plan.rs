@@ -151,7 +151,7 @@ impl Plan {
             pollination: args.pollination,
             topology,
             // Resolved by the run against the checkpoint it resumes (rank 0 reads the manifest).
-            propagator_choice: Some(args.breeding.choice(default)),
+            propagator_choice: Some(args.breeding.choice(default).keeping_fixed(task.pbt_fixed())),
             objectives,
             seed: args.seed,
             top_n: args.top_n,

@@ -28,6 +28,8 @@ enum Kind {
     Words(&'static [(&'static str, bool)]),
     /// One of the names, the setting's value as it is.
     Names(&'static [&'static str]),
+    /// Comma-separated words, the setting's value a list of them.
+    List,
 }
 
 /// One setting of one family of propagators, as a flag.
@@ -222,6 +224,22 @@ const FLAGS: &[SettingFlag] = &[
                by 0.8 or 1.2 (categoricals: resampled or kept) [default: 0.25]",
     },
     SettingFlag {
+        long: "pbt-fixed",
+        owners: PBT,
+        field: "fixed",
+        kind: Kind::List,
+        help: "PBT: parameters exploring copies unchanged, comma separated (a network's shape, which the state \
+               it continues was saved with) [default: none; the CNN task: conv_layers,activation]",
+    },
+    SettingFlag {
+        long: "pbt-keep-seconds",
+        owners: PBT,
+        field: "keep_s",
+        kind: Kind::Float,
+        help: "PBT: seconds a worker keeps a state of its own after its member moved on, before deleting it \
+               (messages between workers can lag; a worker that bred from it meanwhile must find it) [default: 10]",
+    },
+    SettingFlag {
         long: "pbt-steps",
         owners: PBT,
         field: "steps",
@@ -285,6 +303,7 @@ impl Args for PropagatorArgs {
                     arg.value_parser(clap::builder::PossibleValuesParser::new(words.iter().map(|(w, _)| *w)))
                 }
                 Kind::Names(names) => arg.value_parser(clap::builder::PossibleValuesParser::new(names.iter().copied())),
+                Kind::List => arg,
             })
         })
     }
@@ -306,6 +325,9 @@ impl FromArgMatches for PropagatorArgs {
                         .get_one::<String>(flag.long)
                         .map(|word| Value::Bool(words.iter().find(|(w, _)| w == word).is_some_and(|(_, b)| *b))),
                     Kind::Names(_) => m.get_one::<String>(flag.long).map(|name| Value::String(name.clone())),
+                    Kind::List => m.get_one::<String>(flag.long).map(|list| {
+                        list.split(',').map(str::trim).filter(|w| !w.is_empty()).map(Value::from).collect()
+                    }),
                 };
                 value.map(|v| (flag, v))
             })

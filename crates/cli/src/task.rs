@@ -38,6 +38,11 @@ pub trait Task {
     fn objectives(&self) -> Vec<propulate::Objective> {
         Vec::new()
     }
+    /// The parameters population-based training must copy unchanged when it explores (a network's
+    /// shape, which the training state it continues was saved with), unless `--pbt-fixed` says.
+    fn pbt_fixed(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// What stops hopeless evaluations early, if the task's flags asked for it.
     fn early_stopper(&self) -> Option<Box<dyn EarlyStopper>> {
         None

@@ -8,6 +8,7 @@
 //! - `adadelta`: the optimizer, in Burn's optimizer API; `backend`: flex or libtorch, CPU or CUDA;
 //!   `allocator`: malloc settings that keep a step's freed memory for the next.
 //! - `task`: the reference's search space and one evaluation as every rank of a worker runs it.
+//! - `state`: the training state population-based training saves and continues (Burn records).
 
 /// The Burn version this crate trains with, for programs that build tensors for it.
 pub use burn;
@@ -18,6 +19,7 @@ pub mod backend;
 pub mod error;
 pub mod idx;
 pub mod model;
+pub mod state;
 pub mod task;
 pub mod train;
 

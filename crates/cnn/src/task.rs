@@ -167,6 +167,7 @@ impl CnnTask {
         // carries the NCCL group's id on GPUs.
         let mut rendezvous = worker_store(ctx, 0, self.rendezvous_timeout)?;
         let seed = ctx.seed;
+        let training_state = ctx.training().cloned();
         let started = std::time::Instant::now();
         let training = Training {
             train: &self.train,
@@ -175,6 +176,7 @@ impl CnnTask {
             settings: self.settings,
             seed,
             classifier_device: classifier.as_ref(),
+            state: training_state.as_ref(),
         };
         let outcome = match compute {
             Compute::Cuda(_) if ctx.worker_size > 1 => {

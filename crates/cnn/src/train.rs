@@ -21,6 +21,7 @@ use super::idx::ImageSet;
 use super::model::{Activation, Net};
 use crate::error::{Error, Result};
 use propulate_ddp::{DistributedSampler, GradSync, replicas_agree};
+use propulate_engine::TrainingState;
 
 /// Mean and standard deviation of MNIST's pixels (the reference tutorial normalises with them).
 const MEAN: f32 = 0.1307;
@@ -239,7 +240,11 @@ pub fn train(
     hp: Hyperparameters,
     settings: TrainSettings,
 ) -> Result<TrainOutcome> {
-    Training { train, valid, hp, settings, seed, classifier_device: None }.run(sync, device, &mut |_, _, _| Ok(false))
+    Training { train, valid, hp, settings, seed, classifier_device: None, state: None }.run(
+        sync,
+        device,
+        &mut |_, _, _| Ok(false),
+    )
 }
 
 /// One training: the data, the point and the recipe.
@@ -258,6 +263,11 @@ pub struct Training<'d> {
     /// Where the classifier trains when not on the device of the convolutions (a rank's last GPU
     /// with `--gpus-per-rank`); `None`: the whole network on one device.
     pub classifier_device: Option<&'d Device>,
+    /// Population-based training: the state to continue (network, optimizer, epochs done), the
+    /// directory to save into, and the epochs to train (instead of `settings.max_epochs`, with no
+    /// patience: the member trains its interval, and its loss is the last epoch's). `None`: a
+    /// fresh training, as the reference's.
+    pub state: Option<&'d TrainingState>,
 }
 
 impl Training<'_> {
@@ -271,7 +281,7 @@ impl Training<'_> {
         device: &Device,
         report: &mut dyn FnMut(&mut S, u64, f64) -> Result<bool>,
     ) -> Result<TrainOutcome> {
-        let Training { train, valid, hp, settings, seed, classifier_device } = self;
+        let Training { train, valid, hp, settings, seed, classifier_device, state } = self;
         let lr_ok = hp.lr.is_finite() && hp.lr > 0.0;
         let gamma_ok = hp.gamma.is_finite() && hp.gamma > 0.0 && hp.gamma <= 1.0;
         if !lr_ok || !gamma_ok || settings.batch == 0 || settings.max_epochs == 0 {
@@ -294,6 +304,10 @@ impl Training<'_> {
                 Net::split(hp.conv_layers, hp.activation, train.rows, train.cols, &device, &other)?
             }
         };
+        let mut optim = Adadelta::default().init();
+        if let Some(from) = state.and_then(|s| s.restore_from.as_deref()) {
+            (model, optim) = crate::state::load(from, model, optim)?;
+        }
         // Start every replica from the root's weights.
         let mut params = ParamsToFlat(Flat::default());
         model.visit(&mut params);
@@ -304,8 +318,15 @@ impl Training<'_> {
         // The labels meet the log-probabilities on the classifier's device.
         // (training, with autodiff; validation, without)
         let labels_on = classifier_device.map(|d| (d.clone().autodiff(), d.clone()));
-        let mut optim = Adadelta::default().init();
         let mut lr_schedule = schedule(&hp)?;
+        // A continued state: the epochs it trained, in the schedule and the data order.
+        let (first, epochs, patience) = match state {
+            Some(s) => (s.step, s.steps, u64::MAX),
+            None => (0, settings.max_epochs, settings.patience),
+        };
+        for _ in 0..first {
+            lr_schedule.step();
+        }
         let (ranks, rank) = (sync.ranks(), sync.rank());
         let sampler = DistributedSampler::new(train.len(), ranks, rank, seed)?;
         // Each rank validates a contiguous share; together they cover every validation image once.
@@ -313,8 +334,8 @@ impl Training<'_> {
 
         let size = weights.len();
         let mut best = TrainOutcome { best_loss: f64::INFINITY, accuracy: 0.0, epochs: 0, pruned: false, params: size };
-        let mut stopping = EarlyStopping::new(settings.patience);
-        for epoch in 0..settings.max_epochs {
+        let mut stopping = EarlyStopping::new(patience);
+        for epoch in first..first.saturating_add(epochs) {
             let lr = lr_schedule.step();
             for indices in sampler.indices(epoch).chunks(settings.batch) {
                 let (x, mut y) = batch(train, indices, &device);
@@ -341,10 +362,12 @@ impl Training<'_> {
             }
             sync.all_reduce_sum(&mut totals)?;
             let loss = totals[0] / totals[2];
-            best.epochs = epoch + 1;
-            if stopping.improved(loss) {
+            best.epochs = epoch + 1 - first;
+            // A member's loss is where its state is: the last epoch's.
+            if stopping.improved(loss) || state.is_some() {
                 let accuracy = totals[1] / totals[2];
-                best = TrainOutcome { best_loss: loss, accuracy, epochs: epoch + 1, pruned: false, params: size };
+                best =
+                    TrainOutcome { best_loss: loss, accuracy, epochs: epoch + 1 - first, pruned: false, params: size };
             }
             if report(sync, epoch + 1, loss)? {
                 best.pruned = true;
@@ -358,6 +381,12 @@ impl Training<'_> {
         model.visit(&mut check);
         if !replicas_agree(sync, &check.0.values)? {
             return Err(Error::InvalidConfig("the replicas of this worker diverged during training".into()));
+        }
+        // The replicas agree: the root's is the state.
+        if let Some(s) = state
+            && rank == 0
+        {
+            crate::state::save(&s.save_to, &model, &optim)?;
         }
         Ok(best)
     }
@@ -398,7 +427,8 @@ mod tests {
             (hp, TrainSettings { max_epochs: 0, ..good }),
         ];
         for (hp, settings) in cases {
-            let training = Training { train: &set, valid: &set, hp, settings, seed: 0, classifier_device: None };
+            let training =
+                Training { train: &set, valid: &set, hp, settings, seed: 0, classifier_device: None, state: None };
             let mut sync = propulate_ddp::CommGradSync::new(&mut ctx);
             let e = training.run(&mut sync, &Device::flex(), &mut |_, _, _| Ok(false)).unwrap_err().to_string();
             assert!(e.contains("training needs lr > 0"), "{e}");

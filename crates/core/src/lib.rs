@@ -21,6 +21,7 @@ mod pareto_ranking;
 pub mod population;
 pub mod propagator;
 pub mod rng;
+pub mod schedule;
 pub mod space;
 mod space_file;
 mod surrogate;

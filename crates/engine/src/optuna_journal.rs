@@ -4,7 +4,8 @@
 //! whole, as Optuna's own `add_trial` does: its parameters in Optuna's internal representation
 //! with their distributions, its state (complete, failed, pruned), its value, its intermediate
 //! values, its start and end, and the island, worker, generation, failure and metrics as user
-//! attributes. A run with several objectives becomes a multi-objective study: one direction per
+//! attributes (with population-based training also its lineage: `pbt_parent`, `pbt_step`,
+//! `pbt_steps`, `pbt_exploited`). A run with several objectives becomes a multi-objective study: one direction per
 //! objective, each trial's `values` as reported, and the objectives' names as the study's metric
 //! names (what `study.set_metric_names` records), so that the dashboard draws its Pareto front.
 //! The format is Optuna's (optuna/storages/journal/_storage.py); this writes it anew.
@@ -123,6 +124,12 @@ fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, multi: boo
     for (name, v) in &t.metrics {
         user_attrs.insert(name.clone(), json!(v));
     }
+    if let Some(l) = &t.lineage {
+        user_attrs.insert("pbt_parent".into(), json!(l.parent.map(|p| p.to_string())));
+        user_attrs.insert("pbt_step".into(), json!(l.step));
+        user_attrs.insert("pbt_steps".into(), json!(l.steps));
+        user_attrs.insert("pbt_exploited".into(), json!(l.exploited));
+    }
     let start = t.start_time();
     let end = start + chrono::Duration::microseconds((t.duration_s * 1e6) as i64);
     let stamp = |d: chrono::DateTime<chrono::Utc>| d.to_rfc3339_opts(chrono::SecondsFormat::Micros, false);
@@ -141,4 +148,35 @@ fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, multi: boo
         "system_attrs": {},
         "intermediate_values": intermediate,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use propulate_core::individual::IndividualId;
+    use propulate_core::lineage::Lineage;
+    use propulate_core::space::Value;
+
+    #[test]
+    fn a_lineage_becomes_user_attributes() {
+        let space = SearchSpace::builder().float("lr", 0.0, 1.0).build().unwrap();
+        let mut t = Individual::new(vec![Value::Float(0.5)]);
+        t.loss = 0.25;
+        let parent = IndividualId { island: 0, worker: 2, generation: 3 };
+        t.lineage = Some(Lineage { parent: Some(parent), step: 8, steps: 2, exploited: true });
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.log");
+        write_optuna_journal(&path, "s", &space, &[], &[t.clone()]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let line: Json = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+        let attrs = &line["user_attrs"];
+        assert_eq!(
+            (&attrs["pbt_parent"], &attrs["pbt_step"], &attrs["pbt_steps"], &attrs["pbt_exploited"]),
+            (&json!("0/2/3"), &json!(8), &json!(2), &json!(true)),
+            "{line}"
+        );
+        t.lineage = None;
+        write_optuna_journal(&path, "s", &space, &[], &[t]).unwrap();
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("pbt_"), "none without a lineage");
+    }
 }

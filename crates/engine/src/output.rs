@@ -115,6 +115,13 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
     if let Some(states) = result.training_states {
         obj.insert("training_states".into(), json!(states));
     }
+    // Population-based training: the best member's hyperparameters along the states it grew from.
+    if let Some(b) = result.best.first() {
+        let chain = propulate_core::schedule::lineage_chain(&result.trials, b);
+        if !chain.is_empty() {
+            obj.insert("schedule".into(), chain.iter().map(|t| to_json(t)).collect());
+        }
+    }
     obj.insert("top".into(), result.best.iter().map(to_json).collect());
     let islands: Vec<Json> = result.islands.iter().map(|top| top.iter().map(to_json).collect()).collect();
     obj.insert("islands".into(), islands.into());

@@ -45,9 +45,11 @@ pub(crate) struct TrainingStates {
 }
 
 impl TrainingStates {
-    /// The states of the checkpoint in `checkpoint`.
+    /// The states of the checkpoint in `checkpoint`, by absolute paths (a program given a
+    /// relative one may run in another directory).
     pub fn new(checkpoint: &Path) -> Self {
-        TrainingStates { dir: checkpoint.join(STATES_DIR) }
+        let dir = checkpoint.join(STATES_DIR);
+        TrainingStates { dir: std::path::absolute(&dir).unwrap_or(dir) }
     }
 
     /// Where the finished state of evaluation `id` lives.

@@ -14,7 +14,8 @@ fn space() -> SearchSpace {
 }
 
 fn pbt() -> PropagatorSpec {
-    PropagatorSpec::Pbt(PbtConfig { interval: 3, steps: Some(15), ..PbtConfig::default() })
+    // Nothing is kept for lagging messages: the ranks are threads of one process.
+    PropagatorSpec::Pbt(PbtConfig { interval: 3, steps: Some(15), keep_s: 0.0, ..PbtConfig::default() })
 }
 
 /// A toy training: the weight `w` (1 when fresh) shrinks by `1 - lr` per step; the state is `w`

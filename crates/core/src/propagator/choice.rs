@@ -102,6 +102,23 @@ impl PropagatorChoice {
         Ok(spec)
     }
 
+    /// The choice with population-based training keeping `fixed` when it explores, where it names
+    /// `pbt` and sets no `fixed` parameters itself: a task's parameters that its saved training
+    /// states depend on (the CNN's shape). Another propagator, or a resume that names none (its
+    /// recorded spec has them), is left as it is.
+    pub fn keeping_fixed(mut self, fixed: &[&str]) -> Self {
+        if self.name.as_deref() == Some("pbt") && !fixed.is_empty() && !self.settings.iter().any(|s| s.field == "fixed")
+        {
+            self.settings.push(GivenSetting {
+                label: "the task's fixed parameters".into(),
+                owners: vec!["pbt".into()],
+                field: "fixed".into(),
+                value: fixed.iter().map(|&f| Value::from(f)).collect(),
+            });
+        }
+        self
+    }
+
     /// Whether the choice gives `field` the text `value`.
     fn sets(&self, field: &str, value: &str) -> bool {
         self.settings.iter().any(|s| s.field == field && s.value.as_str() == Some(value))
@@ -203,6 +220,19 @@ mod tests {
         assert_eq!(choice(None, vec![]).resolve(Continued::Reshaped(&recorded), 4).unwrap(), recorded);
         // A reshape may change the propagator: it starts a new run.
         assert_eq!(choice(Some("gp"), vec![]).resolve(Continued::Reshaped(&recorded), 4).unwrap().name(), "gp");
+    }
+
+    #[test]
+    fn a_tasks_fixed_parameters_apply_to_pbt_unless_given() {
+        let fixed = |c: PropagatorChoice| match c.keeping_fixed(&["conv_layers"]).resolve(Continued::Nothing, 4) {
+            Ok(PropagatorSpec::Pbt(p)) => p.fixed,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(fixed(choice(Some("pbt"), vec![])), ["conv_layers"]);
+        let given = given("--pbt-fixed", &["pbt"], "fixed", json!(["lr"]));
+        assert_eq!(fixed(choice(Some("pbt"), vec![given])), ["lr"], "the flag wins");
+        let gp = choice(Some("gp"), vec![]).keeping_fixed(&["conv_layers"]);
+        assert!(gp.settings.is_empty(), "only population-based training keeps parameters");
     }
 
     #[test]

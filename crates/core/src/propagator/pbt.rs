@@ -12,7 +12,8 @@
 //!   explores: each float and int is resampled from the space with probability `resample_prob`,
 //!   else multiplied by 0.8 or 1.2 (either at random; an int moves at least one step) and clipped
 //!   to its bounds; a categorical, which has no order to move along, is resampled with
-//!   `resample_prob`, else kept;
+//!   `resample_prob`, else kept; the parameters named `fixed` (a network's shape, which the
+//!   state it continues was saved with) are copied unchanged;
 //! - any other member continues: same hyperparameters, its own last state;
 //! - a worker without an evaluation yet, or whose last one failed with no member to exploit,
 //!   starts a fresh member: a uniformly random point, trained from scratch.
@@ -50,11 +51,31 @@ pub struct PbtConfig {
     /// Training steps per member: a member whose state reached them is finished. `None`: members
     /// train until the run's generations end.
     pub steps: Option<u64>,
+    /// Parameters exploring copies unchanged (the shape of a network, which its saved state
+    /// needs); they differ between members only as fresh members draw them.
+    #[serde(default)]
+    pub fixed: Vec<String>,
+    /// Seconds a worker keeps a state of its own after its member moved on (and nothing else
+    /// needs it), before it deletes it: workers learn of each other's evaluations by messages that
+    /// can lag, and one that bred from the state meanwhile must still find it.
+    #[serde(default = "default_keep_s")]
+    pub keep_s: f64,
+}
+
+fn default_keep_s() -> f64 {
+    10.0
 }
 
 impl Default for PbtConfig {
     fn default() -> Self {
-        PbtConfig { interval: 1, quantile: 0.25, resample_prob: 0.25, steps: None }
+        PbtConfig {
+            interval: 1,
+            quantile: 0.25,
+            resample_prob: 0.25,
+            steps: None,
+            fixed: Vec::new(),
+            keep_s: default_keep_s(),
+        }
     }
 }
 
@@ -65,12 +86,14 @@ const FACTORS: [f64; 2] = [0.8, 1.2];
 #[derive(Debug, Clone)]
 pub struct Pbt {
     config: PbtConfig,
+    /// Per parameter of the space, whether exploring keeps it (`fixed`).
+    kept: Vec<bool>,
 }
 
 impl Pbt {
-    /// Checks the settings: an interval of at least one step, a quantile in `(0, 0.5]`, a
-    /// probability, a budget of at least one interval.
-    pub fn new(config: PbtConfig) -> Result<Self> {
+    /// Checks the settings against `space`: an interval of at least one step, a quantile in
+    /// `(0, 0.5]`, a probability, a budget of at least one interval, fixed parameters of the space.
+    pub fn new(space: &SearchSpace, config: PbtConfig) -> Result<Self> {
         let bad = |what: String| Err(Error::InvalidPropagator(what));
         if config.interval == 0 {
             return bad("pbt interval must be at least 1 training step".into());
@@ -90,7 +113,18 @@ impl Pbt {
                 config.interval
             ));
         }
-        Ok(Pbt { config })
+        if !(config.keep_s >= 0.0 && config.keep_s.is_finite()) {
+            return bad(format!("pbt keep seconds must be a number of seconds >= 0, got {}", config.keep_s));
+        }
+        if let Some(unknown) = config.fixed.iter().find(|name| space.index_of(name).is_none()) {
+            let known: Vec<&str> = space.params().iter().map(|p| p.name.as_str()).collect();
+            return bad(format!(
+                "pbt fixed parameter '{unknown}' is not in the search space; known: {}",
+                known.join(", ")
+            ));
+        }
+        let kept = space.params().iter().map(|p| config.fixed.contains(&p.name)).collect();
+        Ok(Pbt { config, kept })
     }
 
     /// The settings.
@@ -119,6 +153,9 @@ impl Pbt {
             .iter()
             .enumerate()
             .map(|(i, &v)| {
+                if self.kept.get(i).copied().unwrap_or(false) {
+                    return v;
+                }
                 if rng.random_bool(self.config.resample_prob) {
                     return space.sample_param(i, rng);
                 }
@@ -253,7 +290,11 @@ mod tests {
     }
 
     fn config() -> PbtConfig {
-        PbtConfig { interval: 2, quantile: 0.25, resample_prob: 0.25, steps: Some(10) }
+        PbtConfig { steps: Some(10), interval: 2, ..PbtConfig::default() }
+    }
+
+    fn make(config: PbtConfig) -> Pbt {
+        Pbt::new(&space(), config).unwrap()
     }
 
     /// Worker `w`'s evaluation of generation `g` with `loss`, at `step`, continuing its own line.
@@ -289,7 +330,7 @@ mod tests {
 
     #[test]
     fn a_first_evaluation_is_a_fresh_member_inside_the_space() {
-        let pbt = Pbt::new(config()).unwrap();
+        let pbt = make(config());
         let child = breed(&pbt, &Population::new(), 0, 0, 1);
         assert!(space().contains(&child.values));
         assert_eq!(child.lineage, Some(Lineage::fresh(2)));
@@ -298,7 +339,7 @@ mod tests {
     /// Four members (k = 1): the worst exploits the best, the others continue their own state.
     #[test]
     fn the_worst_member_exploits_the_best_and_the_others_continue() {
-        let pbt = Pbt::new(config()).unwrap();
+        let pbt = make(config());
         let pool = population(vec![
             evaluated(0, 3, 0.1, 6, values(0.01)),
             evaluated(1, 3, 0.5, 6, values(0.02)),
@@ -323,7 +364,7 @@ mod tests {
 
     #[test]
     fn exploring_perturbs_by_the_factors_or_resamples_and_stays_inside_the_space() {
-        let pbt = Pbt::new(PbtConfig { resample_prob: 0.0, ..config() }).unwrap();
+        let pbt = make(PbtConfig { resample_prob: 0.0, ..config() });
         let mut rng = worker_rng(3, 0);
         let start = values(0.01);
         let (mut up, mut down) = (0, 0);
@@ -348,7 +389,7 @@ mod tests {
             assert!(space().contains(&v), "{v:?}");
             assert!(matches!(v[2], Value::Int(1) | Value::Int(2)), "{:?}", v[2]);
         }
-        let always = Pbt::new(PbtConfig { resample_prob: 1.0, ..config() }).unwrap();
+        let always = make(PbtConfig { resample_prob: 1.0, ..config() });
         let cats: std::collections::HashSet<_> =
             (0..100).map(|_| format!("{:?}", always.explore(&start, &space(), &mut rng)[3])).collect();
         assert_eq!(cats.len(), 3, "resampled categoricals take every choice");
@@ -356,7 +397,7 @@ mod tests {
 
     #[test]
     fn a_finished_member_ends_its_worker_and_is_not_exploited() {
-        let pbt = Pbt::new(config()).unwrap();
+        let pbt = make(config());
         let pool = population(vec![
             evaluated(0, 4, 0.1, 8, values(0.01)), // steps 8 + 2 = 10: finished
             evaluated(1, 3, 0.5, 6, values(0.02)),
@@ -373,7 +414,7 @@ mod tests {
 
     #[test]
     fn a_failed_member_exploits_or_starts_afresh() {
-        let pbt = Pbt::new(config()).unwrap();
+        let pbt = make(config());
         let mut failed = evaluated(1, 3, f64::INFINITY, 6, values(0.02));
         failed.failure = Some("NaN".into());
         let pool = population(vec![evaluated(0, 3, 0.4, 6, values(0.01)), failed.clone()]);
@@ -386,13 +427,23 @@ mod tests {
 
     #[test]
     fn same_seed_same_child_and_bad_settings_are_refused() {
-        let pbt = Pbt::new(config()).unwrap();
+        let pbt = make(config());
         let pool = population(vec![evaluated(0, 3, 0.1, 6, values(0.01)), evaluated(1, 3, 0.9, 6, values(0.02))]);
         assert_eq!(breed(&pbt, &pool, 1, 4, 7), breed(&pbt, &pool, 1, 4, 7));
-        let e = |c: PbtConfig| Pbt::new(c).unwrap_err().to_string();
+        let e = |c: PbtConfig| Pbt::new(&space(), c).unwrap_err().to_string();
         assert!(e(PbtConfig { interval: 0, ..config() }).contains("interval"));
         assert!(e(PbtConfig { quantile: 0.6, ..config() }).contains("quantile must be in (0, 0.5]"));
         assert!(e(PbtConfig { resample_prob: 1.5, ..config() }).contains("probability"));
         assert!(e(PbtConfig { steps: Some(1), ..config() }).contains("at least one interval"));
+        assert!(e(PbtConfig { keep_s: -1.0, ..config() }).contains("keep seconds"));
+        let fixed = |names: &[&str]| PbtConfig { fixed: names.iter().map(|n| n.to_string()).collect(), ..config() };
+        assert!(e(fixed(&["width"])).contains("pbt fixed parameter 'width' is not in the search space; known: lr,"));
+        // Fixed parameters are copied, the others explored.
+        let keep = make(PbtConfig { resample_prob: 1.0, ..fixed(&["batch", "act"]) });
+        let mut rng = worker_rng(5, 0);
+        for _ in 0..20 {
+            let v = keep.explore(&values(0.01), &space(), &mut rng);
+            assert_eq!((v[2], v[3]), (Value::Int(64), Value::Cat(1)));
+        }
     }
 }

@@ -155,7 +155,7 @@ impl PropagatorSpec {
             PropagatorSpec::Tpe(config) => Box::new(Tpe::new(space, config.clone())?),
             PropagatorSpec::Gp(config) => Box::new(Gp::new(space, config.clone())?),
             PropagatorSpec::Random {} => Box::new(InitUniform::fresh()),
-            PropagatorSpec::Pbt(config) => Box::new(Pbt::new(config.clone())?),
+            PropagatorSpec::Pbt(config) => Box::new(Pbt::new(space, config.clone())?),
         })
     }
 

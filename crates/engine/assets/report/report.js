@@ -237,6 +237,41 @@
     });
   }
 
+  // --- Members (population-based training): loss against the member's steps, and lineage ---
+  const withLineage = trials.map((t, k) => [t, k]).filter(([t]) => t.lineage && t.loss !== null);
+  if (withLineage.length > 0) {
+    document.getElementById("members-section").hidden = false;
+    const el = document.createElement("div");
+    el.className = "chart";
+    el.dataset.chart = "members";
+    document.getElementById("members").appendChild(el);
+    const reached = (t) => t.lineage.step + t.lineage.steps;
+    const shownById = new Map(withLineage.map(([t]) => [idOf(t), t]));
+    // Each edge from the parent's point to the child's, ended by a gap: one series per kind.
+    const edges = (exploited) => withLineage
+      .filter(([t]) => t.lineage.parent !== null && t.lineage.exploited === exploited && shownById.has(t.lineage.parent))
+      .flatMap(([t]) => {
+        const p = shownById.get(t.lineage.parent);
+        return [[reached(p), p.loss], [reached(t), t.loss], [reached(t), "-"]];
+      });
+    const memberSeries = [
+      { name: "continued", type: "line", data: edges(false), showSymbol: false, connectNulls: false, lineStyle: { color: "#8a8f98", width: 1 }, itemStyle: { color: "#8a8f98" }, tooltip: { show: false } },
+      { name: "exploited", type: "line", data: edges(true), showSymbol: false, connectNulls: false, lineStyle: { color: "#8a8f98", width: 1, type: "dashed" }, itemStyle: { color: "#8a8f98" }, tooltip: { show: false } },
+    ];
+    for (let i = 0; i < D.islands; i++) {
+      const points = withLineage.filter(([t]) => t.island === i).map(([t, k]) => [reached(t), t.loss, k]);
+      if (points.length) memberSeries.push({ name: "island " + i, type: "scatter", data: points, symbolSize: 6, itemStyle: { color: islandColour(i) }, z: 3, tooltip: pointTooltip });
+    }
+    draw(el, {
+      legend: { top: 0 },
+      grid: { top: 40, left: 70, right: 30, bottom: 50 },
+      tooltip: { trigger: "item" },
+      xAxis: { type: "value", name: "training steps", nameLocation: "middle", nameGap: 28, minInterval: 1 },
+      yAxis: { type: wantsLog(withLineage.map(([t]) => t.loss)) ? "log" : "value", name: "loss", scale: true, axisLabel: { formatter: fmt } },
+      series: memberSeries,
+    });
+  }
+
   // --- Trials table, sortable ---
   const columns = [
     { name: "trial", get: (t) => idOf(t), key: (t) => [t.island, t.worker, t.generation] },

@@ -96,6 +96,13 @@ fn trial_json(space: &SearchSpace, t: &Individual, t0_us: i64) -> Json {
     if !t.objectives.is_empty() {
         o.insert("objectives".into(), json!(t.objectives));
     }
+    if let Some(l) = &t.lineage {
+        let parent = l.parent.map(|p| p.to_string());
+        o.insert(
+            "lineage".into(),
+            json!({"parent": parent, "step": l.step, "steps": l.steps, "exploited": l.exploited}),
+        );
+    }
     j
 }
 

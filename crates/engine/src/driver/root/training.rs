@@ -3,12 +3,16 @@
 //! states deleted once nobody can need them (`crate::training_state` holds the layout on disk).
 //!
 //! A state of this worker is kept while it is one of the worker's two latest (the next evaluation
-//! continues the latest; a peer that bred from the one before may not have said so yet), the
-//! worker's best, the island's best, or what a running evaluation of the island continues (the
-//! peers announce each child as it starts). Anything else goes: a run keeps a few states per
-//! member, not one per evaluation.
+//! continues the latest), less than `keep_s` seconds (PBT's setting) past the moment its member
+//! moved on (a peer that bred from it may not have said so yet: messages lag), the worker's best,
+//! the island's best, what a running evaluation of the island continues (the peers announce each
+//! child as it starts), or an individual that left the island (migration: another island may
+//! exploit it). Anything else goes: a run keeps a few states per member, not one per evaluation.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use propulate_core::propagator::{PbtConfig, PropagatorSpec};
 
 use propulate_core::individual::{Individual, IndividualId};
 
@@ -24,6 +28,8 @@ const LATEST_KEPT: usize = 2;
 pub(crate) struct OwnStates {
     /// Its evaluations whose state is saved.
     saved: BTreeSet<IndividualId>,
+    /// When each saved state stopped being its member's latest (a newer one was saved).
+    superseded: BTreeMap<IndividualId, Instant>,
     /// Its lowest loss with a saved state.
     best: Option<(f64, IndividualId)>,
 }
@@ -41,6 +47,9 @@ impl OwnStates {
     }
 
     fn add(&mut self, ind: &Individual) {
+        if let Some(&latest) = self.saved.last() {
+            self.superseded.entry(latest).or_insert_with(Instant::now);
+        }
         self.saved.insert(ind.id);
         if self.best.is_none_or(|(loss, _)| ind.loss < loss) {
             self.best = Some((ind.loss, ind.id));
@@ -85,12 +94,22 @@ impl RootWorker<'_, '_> {
         if self.own_states.saved.len() <= LATEST_KEPT {
             return;
         }
-        let mut keep: BTreeSet<IndividualId> = self.own_states.saved.iter().rev().take(LATEST_KEPT).copied().collect();
-        keep.extend(self.own_states.best.map(|(_, id)| id));
+        let keep_for = Duration::from_secs_f64(match &self.run.cfg.propagator {
+            Some(PropagatorSpec::Pbt(c)) => c.keep_s,
+            _ => PbtConfig::default().keep_s,
+        });
+        let own = &self.own_states;
+        let mut keep: BTreeSet<IndividualId> = own.saved.iter().rev().take(LATEST_KEPT).copied().collect();
+        keep.extend(own.best.map(|(_, id)| id));
         keep.extend(self.population.iter_best().next().map(|i| i.id));
         keep.extend(self.population.running().filter_map(|i| i.lineage.and_then(|l| l.parent)));
-        let unneeded: Vec<IndividualId> = self.own_states.saved.difference(&keep).copied().collect();
+        let recent = |id: &IndividualId| own.superseded.get(id).is_none_or(|t| t.elapsed() < keep_for);
+        // Left the island (inactive here): another island may still exploit it.
+        let departed = |id: &IndividualId| !self.population.is_active(id) && self.population.get(id).is_some();
+        let unneeded: Vec<IndividualId> =
+            own.saved.iter().filter(|id| !keep.contains(id) && !recent(id) && !departed(id)).copied().collect();
         for id in unneeded {
+            self.own_states.superseded.remove(&id);
             match states.remove(id) {
                 Ok(()) => {
                     self.own_states.saved.remove(&id);
