@@ -128,6 +128,9 @@ fn members_continue_exactly_their_parents_state_and_the_worst_exploit_the_best()
         assert!(dir.join("ck/states").join(&name).is_dir(), "worker {w}'s last state {name} was deleted");
     }
     assert!(stdout.contains(&format!("training states kept: {kept} (")), "{stdout}");
+    // Each evaluation's line says where its member's training stood and came from.
+    assert!(stdout.contains("generation 0 [steps 0-2, fresh]: lr="), "{stdout}");
+    assert!(stdout.contains(" [steps 2-4, continued ") && stdout.contains(", exploited "), "{stdout}");
     let csv = read(&dir.join("out/trials.csv"));
     assert!(csv.lines().next().unwrap().ends_with(",parent,step,steps,exploited"), "{csv}");
     let best: Value = serde_json::from_str(&read(&dir.join("out/best.json"))).unwrap();

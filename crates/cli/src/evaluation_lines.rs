@@ -1,6 +1,7 @@
 //! One line on stdout per finished evaluation, for tasks whose evaluations take seconds or more:
 //! worker, parameters, loss, the objectives (when the run has several), the metrics the loss
-//! recorded, seconds.
+//! recorded, seconds; with population-based training, where its member's training stood and came
+//! from (`steps 2-3, continued 0/3/1` or `exploited 0/1/4`, `fresh`).
 
 use std::io::Write;
 
@@ -53,8 +54,19 @@ impl Observer for EvaluationLines {
                 s
             }
         };
+        let lineage = match &ind.lineage {
+            None => String::new(),
+            Some(l) => {
+                let from = match (l.parent, l.exploited) {
+                    (None, _) => "fresh".to_string(),
+                    (Some(p), true) => format!("exploited {p}"),
+                    (Some(p), false) => format!("continued {p}"),
+                };
+                format!(" [steps {}-{}, {from}]", l.step, l.step_after())
+            }
+        };
         let line = format!(
-            "worker {} (island {}) generation {}: {}: {outcome}, {:.1} s\n",
+            "worker {} (island {}) generation {}{lineage}: {}: {outcome}, {:.1} s\n",
             rank.worker,
             rank.island,
             ind.id.generation,
