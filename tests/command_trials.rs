@@ -472,3 +472,56 @@ fn the_pytorch_ddp_tutorial_runs_as_documented() {
         assert_eq!(t["loss"].as_f64().unwrap(), best, "the loss is the best epoch's: {t}");
     }
 }
+
+/// The tutorial under population-based training, as its README runs it: each evaluation trains
+/// one epoch of its member, saving the network and the optimizer with torch.save, and a member's
+/// next evaluation continues it with torch.load (its reports go on from the epoch the state had).
+#[test]
+fn the_pytorch_ddp_tutorial_continues_its_members_under_population_based_training() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    write_idx(&data, "train", 64);
+    write_idx(&data, "t10k", 32);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let space = std::fs::read_to_string(root.join("tutorials/pytorch_ddp/space.toml")).unwrap();
+    let python = torch_python();
+    let script = root.join("tutorials/pytorch_ddp/train.py");
+    let (python, script, data) = (python.to_str().unwrap(), script.to_str().unwrap(), data.to_str().unwrap());
+    let command = [python, script, "--train-images", "64", "--valid-images", "32", "--data", data];
+    // The network's shape stays with its state: a saved state fits only its own shape.
+    let flags = [
+        "--ranks-per-worker",
+        "2",
+        "--preload",
+        "torch",
+        "--propagator",
+        "pbt",
+        "--pbt-steps",
+        "3",
+        "--pbt-fixed",
+        "conv_layers,activation",
+    ];
+    let out = run_trials(Transport::Mpi, 4, &space, &flags, &command, tmp.path());
+    succeeded(&out);
+    let trials = trials_jsonl(tmp.path());
+    assert!(trials.len() >= 6, "two members of 3 epochs, one per evaluation: {}", trials.len());
+    for t in &trials {
+        assert_eq!(t["failure"], Value::Null, "{t}");
+        let step = t["lineage"]["step"].as_u64().unwrap();
+        assert_eq!(t["curve"], serde_json::json!([[step + 1, t["loss"]]]), "its member's epoch: {t}");
+        if let Some(parent) = t["lineage"]["parent"].as_str() {
+            assert!(step >= 1, "a continued member starts after an epoch: {t}");
+            let p = trials.iter().find(|p| format!("{}/{}/{}", p["island"], p["worker"], p["generation"]) == parent);
+            let p = p.expect("its parent is a trial");
+            assert_eq!(
+                (&t["params"]["conv_layers"], &t["params"]["activation"]),
+                (&p["params"]["conv_layers"], &p["params"]["activation"])
+            );
+        }
+    }
+    let states = std::fs::read_dir(tmp.path().join("ck/states")).unwrap();
+    for s in states {
+        assert!(s.unwrap().path().join("state.pt").is_file(), "rank 0 saved the state with torch.save");
+    }
+}

@@ -480,9 +480,13 @@ fn per_rank_logs_that_cannot_be_written_stop_the_run_before_it_starts() {
 
 #[test]
 fn tutorials_run_under_mpirun() {
-    for (name, np) in [("custom_loss", 4), ("multi_rank_worker", 8), ("data_parallel", 4)] {
+    for (name, np) in [("custom_loss", 4), ("multi_rank_worker", 8), ("data_parallel", 4), ("pbt", 4)] {
         let mut cmd = common::mpirun(np);
         cmd.arg(common::example(name));
+        let checkpoint = tempfile::tempdir().unwrap();
+        if name == "pbt" {
+            cmd.arg(checkpoint.path().join("ck"));
+        }
         let out = common::run_with_timeout(cmd, std::time::Duration::from_secs(120));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
@@ -494,6 +498,14 @@ fn tutorials_run_under_mpirun() {
             let best = stdout.lines().find_map(|l| l.strip_prefix("best loss ")).unwrap();
             let best: f64 = best.split(' ').next().unwrap().parse().unwrap();
             assert!(best < 0.02, "data-parallel training did not learn: {best}");
+        }
+        if name == "pbt" {
+            // The best member's schedule, from a fresh member to 200 steps, and it learned.
+            assert!(stdout.contains("steps   0-20  fresh"), "{stdout}");
+            assert!(stdout.contains("steps 180-200 "), "{stdout}");
+            let best = stdout.lines().find_map(|l| l.strip_prefix("best loss ")).unwrap();
+            let best: f64 = best.split(' ').next().unwrap().parse().unwrap();
+            assert!(best < 0.05, "population-based training did not learn: {best} (a fresh member: about 4.6)");
         }
     }
 }

@@ -20,6 +20,12 @@ validation subset: each process its shard, summed over the processes) is reporte
 `propulate: step=<epoch> loss=<value>`, which propulate-rs's early stopping can act on; at the end
 rank 0 writes the best epoch's loss, with the accuracy, to $PROPULATE_RESULT.
 
+Population-based training (`--propagator pbt`): where propulate-rs sets PROPULATE_SAVE_TO, the
+script trains PROPULATE_STEPS epochs from epoch PROPULATE_STEP, first loading the network and the
+optimizer from PROPULATE_RESTORE_FROM/state.pt when that is set (torch.load), with this
+evaluation's learning rate (its gamma applied for the epochs done); rank 0 then saves both into
+PROPULATE_SAVE_TO/state.pt (torch.save), and the loss is the last epoch's (where the saved state is).
+
 Data: MNIST-format idx files (plain or .gz), Fashion-MNIST from Debian's dataset-fashion-mnist by
 default. Needs only torch: the README's set-up installs it (.torch/bin/python).
 """
@@ -119,10 +125,22 @@ def main():
 
     model = DistributedDataParallel(Net(args.conv_layers, args.activation).to(device))
     optimizer = torch.optim.Adadelta(model.parameters(), lr=args.lr)
+    # Population-based training: continue a saved state for PROPULATE_STEPS epochs.
+    pbt = "PROPULATE_SAVE_TO" in os.environ
+    done, epochs = 0, args.epochs
+    if pbt:
+        done, epochs = int(os.environ["PROPULATE_STEP"]), int(os.environ["PROPULATE_STEPS"])
+        restore = os.environ.get("PROPULATE_RESTORE_FROM")
+        if restore:
+            state = torch.load(os.path.join(restore, "state.pt"), map_location=device)
+            model.module.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+        for group in optimizer.param_groups:  # this evaluation's learning rate, not the saved one's
+            group["lr"] = args.lr * args.gamma ** done
     schedule = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=args.gamma)
 
     best = (float("inf"), 0.0)
-    for epoch in range(1, args.epochs + 1):
+    for epoch in range(done + 1, done + epochs + 1):
         train_sampler.set_epoch(epoch)
         model.train()
         for x, y in train_loader:
@@ -142,11 +160,14 @@ def main():
                                        torch.tensor(float(len(y)), dtype=torch.float64, device=device)])
         dist.all_reduce(totals)
         loss, accuracy = (totals[0] / totals[2]).item(), (totals[1] / totals[2]).item()
-        best = min(best, (loss, accuracy))
+        best = (loss, accuracy) if pbt else min(best, (loss, accuracy))  # PBT: where the state is
         if rank == 0:
             print(f"epoch {epoch}: validation loss {loss:.4f}, accuracy {accuracy:.4f}", flush=True)
             print(f"propulate: step={epoch} loss={loss}", flush=True)
 
+    if pbt and rank == 0:
+        state = {"model": model.module.state_dict(), "optimizer": optimizer.state_dict()}
+        torch.save(state, os.path.join(os.environ["PROPULATE_SAVE_TO"], "state.pt"))
     if rank == 0 and "PROPULATE_RESULT" in os.environ:
         with open(os.environ["PROPULATE_RESULT"], "w") as f:
             json.dump({"loss": best[0], "accuracy": best[1]}, f)

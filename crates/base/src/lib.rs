@@ -37,19 +37,19 @@
 #![warn(missing_docs)]
 
 pub use propulate_core::{
-    Direction, Individual, IndividualId, IslandSpec, Objective, Params, SearchSpace, TopologySpec, Value,
+    Direction, Individual, IndividualId, IslandSpec, Lineage, Objective, Params, SearchSpace, TopologySpec, Value,
 };
 pub use propulate_core::{
-    early_stop, front, functions, individual, layout, multi_functions, objective, pareto, population, propagator, rng,
-    space, topology,
+    early_stop, front, functions, individual, layout, lineage, multi_functions, objective, pareto, population,
+    propagator, rng, schedule, space, topology,
 };
 pub use propulate_engine::{
     Error, LossError, LossResult, LossValue, ObjectivesResult, Observer, ObserverMode, Optimizer, Result, RunConfig,
-    RunResult, Selection, WorkerContext,
+    RunResult, Selection, TrainingState, WorkerContext,
 };
 pub use propulate_engine::{
     config, context, journal, launcher, observe, optimizer, optuna_journal, output, output_files, report, report_html,
-    result, transport,
+    result, training_state, transport,
 };
 
 /// Data-parallel training inside a loss: sampler, rendezvous store, gradient averaging.
