@@ -50,6 +50,6 @@ if [ -n "${PROPULATE_LIBTORCH:-}" ]; then
     unset libtorch_version
 fi
 nccl_link="$(bash "$(dirname "${BASH_SOURCE[0]}")/torch-nccl-link.sh" "$LIBTORCH" \
-    "${PROPULATE_NCCL_LINK_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.torch-nccl}")"
+    "${PROPULATE_NCCL_LINK_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.torch-nccl}" || true)"
 export LD_LIBRARY_PATH="${nccl_link:+$nccl_link:}$LIBTORCH/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset nccl_link

@@ -7,7 +7,9 @@
 # in one process break each other (crates/ddp/src/nccl_library.rs has what was measured).
 set -euo pipefail
 torch="$1" link_dir="$2"
+# The wheel's layout (nvidia-nccl beside torch), or an NCCL inside torch's own lib/.
 nccl="$torch/../nvidia/nccl/lib/libnccl.so.2"
+if [ ! -f "$nccl" ]; then nccl="$torch/lib/libnccl.so.2"; fi
 if [ -f "$nccl" ]; then
     mkdir -p "$link_dir"
     ln -sfn "$(cd "$(dirname "$nccl")" && pwd)/libnccl.so.2" "$link_dir/libnccl.so"

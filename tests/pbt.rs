@@ -28,8 +28,9 @@ fn job(dir: &Path, sleep: &str) -> Command {
     let mut c = mpirun(4);
     c.arg(bin()).arg("--space").arg(dir.join("space.toml"));
     c.args(["--islands", "2", "--propagator", "pbt", "--pbt-interval", "2", "--pbt-steps", "12"]);
-    // States superseded 0.2 s ago go: the trials take 0.1 s or more, the run a few seconds.
-    c.args(["--generations", "100", "--seed", "3", "--pbt-keep-seconds", "0.2"]);
+    // No --generations: the members' budget ends the run. States superseded 0.2 s ago go: the
+    // trials take 0.1 s or more, the run a few seconds.
+    c.args(["--seed", "3", "--pbt-keep-seconds", "0.2"]);
     c.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
     c.arg("--").arg(toy()).arg("{lr}").arg(sleep);
     c
@@ -186,11 +187,11 @@ fn a_missing_state_fails_the_evaluation_that_needs_it_and_its_member_starts_agai
         c.arg("--").arg(toy()).arg("{lr}");
         c
     };
-    let out = run_with_timeout(with_generations(one(dir), 2), Duration::from_secs(120));
+    let out = run_with_timeout(before_command(one(dir), &["--generations", "2"]), Duration::from_secs(120));
     succeeded(&out);
     // The member's latest state goes missing before the resume continues it.
     std::fs::remove_dir_all(dir.join("ck/states/0-0-1")).unwrap();
-    let out = run_with_timeout(with_generations(one(dir), 6), Duration::from_secs(120));
+    let out = run_with_timeout(before_command(one(dir), &["--generations", "6"]), Duration::from_secs(120));
     succeeded(&out);
     let trials = trials_jsonl(dir);
     let failed: Vec<&Value> = trials.iter().filter(|t| !t["failure"].is_null()).collect();
@@ -205,8 +206,8 @@ fn a_missing_state_fails_the_evaluation_that_needs_it_and_its_member_starts_agai
     assert_eq!(after[2]["lineage"]["step"], 4);
 }
 
-/// `cmd` with `--generations n` put before the trial command's `--`.
-fn with_generations(cmd: Command, n: u64) -> Command {
+/// `cmd` with `extra` put before the trial command's `--`.
+fn before_command(cmd: Command, extra: &[&str]) -> Command {
     let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().to_string()).collect();
     let split = args.iter().position(|a| a == "--").unwrap();
     let mut c = Command::new(cmd.get_program());
@@ -215,6 +216,16 @@ fn with_generations(cmd: Command, n: u64) -> Command {
             c.env(k, v);
         }
     }
-    c.args(&args[..split]).args(["--generations", &n.to_string()]).args(&args[split..]);
+    c.args(&args[..split]).args(extra).args(&args[split..]);
     c
+}
+
+#[test]
+fn early_stopping_is_refused_with_the_reason() {
+    // (A run without a checkpoint is refused too: crates/engine/tests/pbt.rs.)
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_with_timeout(before_command(job(tmp.path(), ""), &["--early-stop=median"]), Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let reason = "run it without an early stopper (the command line's --early-stop none)";
+    assert!(!out.status.success() && stderr.contains(reason), "{stderr}");
 }

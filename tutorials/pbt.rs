@@ -58,9 +58,9 @@ impl State {
             let err = self.w[0] * x[0] + self.w[1] * x[1] + self.w[2] - y;
             g = [g[0] + err * x[0] / 8.0, g[1] + err * x[1] / 8.0, g[2] + err / 8.0];
         }
-        for k in 0..3 {
-            self.v[k] = momentum * self.v[k] + g[k];
-            self.w[k] -= lr * self.v[k];
+        for ((w, v), g) in self.w.iter_mut().zip(&mut self.v).zip(g) {
+            *v = momentum * *v + g;
+            *w -= lr * *v;
         }
     }
 

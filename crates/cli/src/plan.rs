@@ -143,8 +143,13 @@ impl Plan {
         // The task's default may model one loss (command trials: the GP); several objectives
         // breed genetically unless --propagator says otherwise.
         let default = if objectives.len() >= 2 { "ga" } else { task.default_propagator() };
+        // Population-based training with a budget per member: the members end the run, not a
+        // count of generations, unless one is given.
+        let members_end_it = args.breeding.name.as_deref() == Some("pbt") && args.breeding.gives("pbt-steps");
+        let default_generations =
+            if members_end_it { propulate::config::MAX_GENERATIONS } else { task.default_generations() };
         let config = RunConfig {
-            generations: args.generations.unwrap_or_else(|| task.default_generations()),
+            generations: args.generations.unwrap_or(default_generations),
             islands,
             ranks_per_worker,
             migration_probability: args.migration_probability,

@@ -245,7 +245,8 @@ const FLAGS: &[SettingFlag] = &[
         field: "steps",
         kind: Kind::Count,
         help: "PBT: training steps per member; a member whose state reached them is finished and its worker \
-               stops [default: none: members train until --generations end]",
+               stops; given with --propagator pbt and without --generations, the members end the run [default: \
+               none: members train until --generations end]",
     },
 ];
 
@@ -346,6 +347,11 @@ impl FromArgMatches for PropagatorArgs {
 }
 
 impl PropagatorArgs {
+    /// Whether the flag `--long` was given.
+    pub fn gives(&self, long: &str) -> bool {
+        self.given.iter().any(|(flag, _)| flag.long == long)
+    }
+
     /// The propagator these flags ask for, `default` (the task's) when they name none and the run
     /// continues none; the engine resolves it against the checkpoint it resumes
     /// (`propulate::propagator::PropagatorChoice::resolve`).
@@ -364,6 +370,7 @@ impl PropagatorArgs {
                     value: value.clone(),
                 })
                 .collect(),
+            pbt_fixed_default: Vec::new(),
         }
     }
 }

@@ -84,7 +84,7 @@ impl TrainingStates {
             if !from.is_dir() {
                 return Err(format!(
                     "the training state of {parent} (step {}) to continue is missing: {} is not a directory; \
-                     the member starts afresh",
+                     the member goes on from another member's state or afresh",
                     lineage.step,
                     from.display()
                 ));
@@ -162,6 +162,7 @@ mod tests {
         let next = Lineage { parent: Some(id(0)), step: 2, steps: 2, exploited: false };
         let e = states.prepare(id(1), &next).unwrap_err();
         assert!(e.contains("the training state of 1/3/0 (step 2) to continue is missing"), "{e}");
+        assert!(e.ends_with("the member goes on from another member's state or afresh"), "{e}");
         states.finish(id(0), true).unwrap();
         states.prepare(id(1), &next).unwrap();
         let given = states.for_evaluation(id(1), &next);

@@ -60,8 +60,12 @@ fn a_resume_without_a_propagator_keeps_the_recorded_one_and_a_choice_merges_with
     assert_eq!((resumed.evaluations, resumed.propagator.as_ref()), (12, Some(&gp)));
 
     let choose = |name: Option<&str>, settings: Vec<GivenSetting>| {
-        let choice =
-            PropagatorChoice { name: name.map(Into::into), default: "ga".into(), reference_genetic: false, settings };
+        let choice = PropagatorChoice {
+            name: name.map(Into::into),
+            default: "ga".into(),
+            settings,
+            ..PropagatorChoice::default()
+        };
         move |o: Optimizer| {
             let config = RunConfig { propagator_choice: Some(choice), ..o.run_config().clone() };
             o.config(config)

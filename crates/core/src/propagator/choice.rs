@@ -34,6 +34,10 @@ pub struct PropagatorChoice {
     pub reference_genetic: bool,
     /// The settings given, in the order they apply.
     pub settings: Vec<GivenSetting>,
+    /// The parameters population-based training keeps when it explores, for a new run that sets
+    /// none (a task's parameters its saved states depend on: the CNN's shape).
+    #[serde(default)]
+    pub pbt_fixed_default: Vec<String>,
 }
 
 /// The run a choice continues, with the propagator it recorded.
@@ -98,24 +102,22 @@ impl PropagatorChoice {
             }
             spec = PropagatorSpec::from_settings(&name, settings)?;
         }
+        // A new PBT run keeps the task's fixed parameters unless told otherwise; a resume keeps
+        // what its checkpoint recorded.
+        if let (PropagatorSpec::Pbt(pbt), None) = (&mut spec, continued)
+            && !self.settings.iter().any(|s| s.owners.iter().any(|o| o == "pbt") && s.field == "fixed")
+        {
+            pbt.fixed = self.pbt_fixed_default.clone();
+        }
         spec.raise_starts();
         Ok(spec)
     }
 
-    /// The choice with population-based training keeping `fixed` when it explores, where it names
-    /// `pbt` and sets no `fixed` parameters itself: a task's parameters that its saved training
-    /// states depend on (the CNN's shape). Another propagator, or a resume that names none (its
-    /// recorded spec has them), is left as it is.
+    /// The choice with population-based training keeping `fixed` when it explores, in a new run
+    /// that sets no fixed parameters itself (`--pbt-fixed`): a task's parameters that its saved
+    /// training states depend on (the CNN's shape). A resume keeps what its checkpoint recorded.
     pub fn keeping_fixed(mut self, fixed: &[&str]) -> Self {
-        if self.name.as_deref() == Some("pbt") && !fixed.is_empty() && !self.settings.iter().any(|s| s.field == "fixed")
-        {
-            self.settings.push(GivenSetting {
-                label: "the task's fixed parameters".into(),
-                owners: vec!["pbt".into()],
-                field: "fixed".into(),
-                value: fixed.iter().map(|&f| Value::from(f)).collect(),
-            });
-        }
+        self.pbt_fixed_default = fixed.iter().map(|f| f.to_string()).collect();
         self
     }
 
@@ -178,7 +180,13 @@ mod tests {
     }
 
     fn choice(name: Option<&str>, settings: Vec<GivenSetting>) -> PropagatorChoice {
-        PropagatorChoice { name: name.map(Into::into), default: "ga".into(), reference_genetic: false, settings }
+        PropagatorChoice {
+            name: name.map(Into::into),
+            default: "ga".into(),
+            reference_genetic: false,
+            settings,
+            pbt_fixed_default: Vec::new(),
+        }
     }
 
     #[test]
@@ -229,10 +237,17 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(fixed(choice(Some("pbt"), vec![])), ["conv_layers"]);
-        let given = given("--pbt-fixed", &["pbt"], "fixed", json!(["lr"]));
-        assert_eq!(fixed(choice(Some("pbt"), vec![given])), ["lr"], "the flag wins");
+        let flag = given("--pbt-fixed", &["pbt"], "fixed", json!(["lr"]));
+        assert_eq!(fixed(choice(Some("pbt"), vec![flag])), ["lr"], "the flag wins");
         let gp = choice(Some("gp"), vec![]).keeping_fixed(&["conv_layers"]);
-        assert!(gp.settings.is_empty(), "only population-based training keeps parameters");
+        assert!(matches!(gp.resolve(Continued::Nothing, 4), Ok(PropagatorSpec::Gp(_))));
+        // A resume keeps the recorded ones, even when it names pbt without --pbt-fixed.
+        let recorded = choice(Some("pbt"), vec![given("--pbt-fixed", &["pbt"], "fixed", json!(["lr", "conv_layers"]))])
+            .resolve(Continued::Nothing, 4)
+            .unwrap();
+        let resumed = Continued::Resumed { checkpoint: "ck", spec: &recorded };
+        let again = choice(Some("pbt"), vec![]).keeping_fixed(&["conv_layers"]).resolve(resumed, 4).unwrap();
+        assert_eq!(again, recorded);
     }
 
     #[test]

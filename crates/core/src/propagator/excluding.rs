@@ -1,7 +1,9 @@
-//! A pool without some of its individuals: what the driver breeds from again when a child would
-//! continue a training state that is gone (population-based training: a member of another island
-//! whose owner has since deleted the state, or a peer's state deleted while this worker's view of
-//! it lagged), so that the propagator picks among the others instead of failing the evaluation.
+//! A pool without the individuals of some workers: what the driver breeds from again when a child
+//! would continue a training state that is gone (population-based training: a member of another
+//! island whose owner has since deleted the state, or a peer's state deleted while this worker's
+//! view of it lagged), so that the propagator picks among the other members instead of failing the
+//! evaluation. The whole worker goes: its older evaluations, which would become its latest, have
+//! most likely lost their states too.
 
 use std::collections::BTreeSet;
 
@@ -9,18 +11,19 @@ use super::Pool;
 use crate::individual::{Individual, IndividualId};
 use crate::rng::PropRng;
 
-/// `pool` without the individuals in `gone` (except through [`Pool::stored`], which finds any
-/// stored individual by identity, as the pool does).
+/// `pool` without the individuals bred by the workers in `gone` (except through [`Pool::stored`],
+/// which finds any stored individual by identity, as the pool does: a worker's own last
+/// evaluation is found that way).
 pub struct Excluding<'a> {
     /// The pool.
     pub pool: &'a dyn Pool,
-    /// The identities left out.
-    pub gone: &'a BTreeSet<IndividualId>,
+    /// The workers (global indices) whose individuals are left out.
+    pub gone: &'a BTreeSet<u32>,
 }
 
 impl Excluding<'_> {
     fn keeps(&self, ind: &Individual) -> bool {
-        !self.gone.contains(&ind.id)
+        !self.gone.contains(&ind.id.worker)
     }
 }
 
@@ -28,14 +31,13 @@ impl Pool for Excluding<'_> {
     fn size(&self) -> usize {
         self.iter_all().count()
     }
+    /// Sorted here: a pool's `iter_all` need not be in loss order (a vector's is not). Only the
+    /// rare breeding again after a gone state asks.
     fn best(&self, k: usize) -> Vec<Individual> {
-        self.iter_all().take(k).cloned().collect()
+        self.to_vec().best(k)
     }
     fn worst(&self, k: usize) -> Vec<Individual> {
-        let mut v: Vec<Individual> =
-            self.pool.worst(k + self.gone.len()).into_iter().filter(|i| self.keeps(i)).collect();
-        v.truncate(k);
-        v
+        self.to_vec().worst(k)
     }
     fn sample(&self, k: usize, rng: &mut PropRng) -> Vec<Individual> {
         self.to_vec().sample(k, rng)
@@ -72,19 +74,21 @@ mod tests {
             .map(|g| {
                 let mut i = Individual::new(vec![Value::Float(g as f64)]);
                 i.id.generation = g;
+                i.id.worker = if g == 0 || g == 5 { 7 } else { 1 };
                 i.loss = g as f64;
                 i
             })
             .collect();
-        let gone: BTreeSet<IndividualId> = [pool[0].id, pool[5].id].into();
+        let gone: BTreeSet<u32> = [7].into();
         let ex = Excluding { pool: &pool, gone: &gone };
         let generations = |v: Vec<Individual>| v.iter().map(|i| i.id.generation).collect::<Vec<_>>();
         assert_eq!(ex.size(), 4);
         assert_eq!(generations(ex.best(2)), [1, 2]);
         assert_eq!(generations(ex.worst(2)), [4, 3]);
         assert_eq!(ex.iter_latest_bred().map(|i| i.id.generation).collect::<Vec<_>>(), [4, 3, 2, 1]);
-        assert!(ex.sample(4, &mut worker_rng(0, 0)).iter().all(|i| !gone.contains(&i.id)));
-        assert_eq!(ex.best_of_worker(0).unwrap().id.generation, 1);
+        assert!(ex.sample(4, &mut worker_rng(0, 0)).iter().all(|i| i.id.worker != 7));
+        assert_eq!(ex.best_of_worker(1).unwrap().id.generation, 1);
+        assert!(ex.best_of_worker(7).is_none());
         assert_eq!(ex.stored(&pool[0].id), Some(pool[0].clone()), "found by identity");
     }
 }

@@ -18,7 +18,8 @@
 //! - a worker without an evaluation yet, or whose last one failed with no member to exploit,
 //!   starts a fresh member: a uniformly random point, trained from scratch.
 //!
-//! The child's [`Lineage`] names the state it continues and its step; the driver gives the
+//! The child's [`Lineage`] names the state it continues, its step and the steps it trains (the
+//! interval, or what is left of the budget when that is less); the driver gives the
 //! evaluation that state and a directory to save its own into. A member whose state reached
 //! `steps` (the budget per member) is finished: its worker breeds no more
 //! ([`Propagator::worker_finished`]), and nobody exploits it any longer (its state has no steps
@@ -140,6 +141,15 @@ impl Pbt {
         }
     }
 
+    /// The steps an evaluation starting at `step` trains: the interval, or what is left of the
+    /// budget when that is less (a budget that is no multiple of the interval is not overshot).
+    fn steps_from(&self, step: u64) -> u64 {
+        match self.config.steps {
+            Some(budget) => self.config.interval.min(budget.saturating_sub(step)).max(1),
+            None => self.config.interval,
+        }
+    }
+
     /// A fresh member at a random point.
     fn fresh(&self, space: &SearchSpace, rng: &mut PropRng) -> Individual {
         let mut child = Individual::new(space.sample(rng));
@@ -240,7 +250,7 @@ impl Propagator for Pbt {
                 child.lineage = Some(Lineage {
                     parent: Some(donor.id),
                     step: donor_lineage.step_after(),
-                    steps: self.config.interval,
+                    steps: self.steps_from(donor_lineage.step_after()),
                     exploited: true,
                 });
                 return Ok(vec![child]);
@@ -252,7 +262,7 @@ impl Propagator for Pbt {
                 child.lineage = Some(Lineage {
                     parent: Some(own.id),
                     step: lineage.step_after(),
-                    steps: self.config.interval,
+                    steps: self.steps_from(lineage.step_after()),
                     exploited: false,
                 });
                 Ok(vec![child])
@@ -410,6 +420,17 @@ mod tests {
         let child = breed(&pbt, &pool, 3, 4, 0);
         let lineage = child.lineage.unwrap();
         assert_eq!((lineage.parent.unwrap().worker, lineage.exploited), (3, false));
+    }
+
+    #[test]
+    fn the_last_interval_ends_at_the_budget() {
+        let odd = make(PbtConfig { interval: 4, steps: Some(10), ..PbtConfig::default() });
+        let pool = population(vec![evaluated(0, 1, 0.3, 4, values(0.01)), evaluated(1, 1, 0.4, 4, values(0.02))]);
+        // evaluated() trains 2 steps: from 6 the budget of 10 leaves 4, then from 8 it leaves 2.
+        assert_eq!(breed(&odd, &pool, 0, 2, 0).lineage.unwrap().steps, 4);
+        let late = population(vec![evaluated(0, 1, 0.3, 6, values(0.01)), evaluated(1, 1, 0.4, 6, values(0.02))]);
+        let child = breed(&odd, &late, 0, 2, 0).lineage.unwrap();
+        assert_eq!((child.step, child.steps), (8, 2));
     }
 
     #[test]

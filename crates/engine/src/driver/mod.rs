@@ -116,6 +116,14 @@ where
         }
         (None, None) => unreachable!("a run without its own propagator resolves a built-in one"),
     };
+    if propagator.name() == "pbt" && stopper.is_some() {
+        return Err(crate::error::Error::InvalidConfig(
+            "population-based training decides itself which members go on, after every interval: run it without \
+             an early stopper (the command line's --early-stop none); a stopped evaluation would leave a state \
+             that trained fewer steps than its lineage says"
+                .into(),
+        ));
+    }
     if propagator.name() == "pbt" && resolved.checkpoint.is_none() {
         return Err(crate::error::Error::InvalidConfig(
             "population-based training keeps its members' training states under the checkpoint directory: \

@@ -1,8 +1,9 @@
 //! Breeding: one offspring from the island population as this worker knows it, checked against
 //! the search space and stamped with its identity; with population-based training, claimed: the
 //! island hears of it before its worker checks that the state it continues is still there, so
-//! that the state's owner, which keeps every state a running evaluation continues, cannot delete
-//! it between the check and the load.
+//! that the state's owner, which keeps every state a running evaluation it has heard of
+//! continues, deletes it between the check and the load only if the announcement took longer to
+//! arrive than the owner keeps superseded states (`--pbt-keep-seconds`).
 
 use std::collections::BTreeSet;
 
@@ -14,8 +15,8 @@ use super::RootWorker;
 use crate::error::Result;
 use crate::transport::Communicator;
 
-/// How many members with a gone state one breeding leaves out before it gives up (the evaluation
-/// then fails with the reason, and its member goes on at its next one).
+/// How many workers' members with a gone state one breeding leaves out before it gives up (the
+/// evaluation then fails with the reason, and its member goes on at its next one).
 const MAX_GONE: usize = 16;
 
 impl RootWorker<'_, '_> {
@@ -29,14 +30,14 @@ impl RootWorker<'_, '_> {
             self.announce_running(roots, &child)?;
             match self.exploits_a_gone_state(&child) {
                 Some(parent) if gone.len() < MAX_GONE => {
-                    gone.insert(parent);
+                    gone.insert(parent.worker);
                 }
                 _ => return Ok(child),
             }
         }
     }
 
-    fn breed(&mut self, generation: u64, gone: &BTreeSet<IndividualId>) -> Result<Individual> {
+    fn breed(&mut self, generation: u64, gone: &BTreeSet<u32>) -> Result<Individual> {
         let space = self.run.space;
         // Propagators that keep per-worker state in the population (PSO's particles) learn who breeds.
         let breeder = Breeder { island: self.island as u32, worker: self.worker as u32, generation };
@@ -64,6 +65,13 @@ impl RootWorker<'_, '_> {
             .into());
         }
         ind.id = IndividualId { island: self.island as u32, worker: self.worker as u32, generation };
+        // A child has no result yet, whatever the propagator copied: a failure set here would be
+        // taken for one the driver set before the evaluation (a training state that is missing).
+        ind.loss = f64::INFINITY;
+        ind.failure = None;
+        ind.objectives.clear();
+        ind.metrics.clear();
+        ind.curve = None;
         ind.responsible_worker = self.index_in_island;
         ind.migration_steps = 0;
         ind.history = vec![self.island as u32];
