@@ -123,7 +123,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // The best member's schedule: its hyperparameters along the states it grew from.
         let best = &result.best[0];
         for t in propulate::schedule::lineage_chain(&result.trials, best) {
-            let l = t.lineage.expect("a lineage");
+            let l = t.lineage.as_deref().expect("a lineage");
             let how = if l.exploited {
                 "exploited"
             } else if l.parent.is_some() {

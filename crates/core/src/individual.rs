@@ -73,7 +73,7 @@ pub struct Individual {
     pub curve: Option<Curve>,
     /// Population-based training only: the training state it continues and the steps it trains.
     #[serde(default)]
-    pub lineage: Option<Lineage>,
+    pub lineage: Option<Box<Lineage>>,
 }
 
 /// The fields in declaration order, which the binary format, reading by position, relies on.
@@ -258,7 +258,7 @@ mod tests {
         assert!(text.contains(r#""failure":null,"objectives":[2.0,0.5],"id""#), "{text}");
         assert_eq!(serde_json::from_str::<Individual>(&text).unwrap(), ind);
         let lineage = crate::lineage::Lineage { parent: Some(ind.id), step: 4, steps: 2, exploited: true };
-        ind.lineage = Some(lineage);
+        ind.lineage = Some(Box::new(lineage));
         let text = serde_json::to_string(&ind).unwrap();
         assert!(
             text.ends_with(
@@ -270,7 +270,7 @@ mod tests {
         for (objectives, lineage) in [(vec![], None), (vec![1.0, 2.0], Some(lineage))] {
             let mut i = ind.clone();
             i.objectives = objectives;
-            i.lineage = lineage;
+            i.lineage = lineage.map(Box::new);
             i.loss = f64::INFINITY;
             let bytes = postcard::to_allocvec(&vec![i.clone(), i.clone()]).unwrap();
             assert_eq!(postcard::from_bytes::<Vec<Individual>>(&bytes).unwrap(), vec![i.clone(), i]);

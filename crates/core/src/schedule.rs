@@ -18,7 +18,7 @@ pub fn lineage_chain<'a>(trials: &'a [Individual], last: &'a Individual) -> Vec<
     let mut chain = vec![last];
     let mut at = last;
     // Each parent trained fewer steps before it than its child: the chain ends.
-    while let Some(parent) = at.lineage.and_then(|l| l.parent).and_then(|p| by_id.get(&p).copied()) {
+    while let Some(parent) = at.lineage.as_ref().and_then(|l| l.parent).and_then(|p| by_id.get(&p).copied()) {
         if chain.len() > trials.len() {
             break;
         }
@@ -39,7 +39,8 @@ mod tests {
         let mut i = Individual::new(vec![Value::Float(generation as f64)]);
         i.id = IndividualId { island: 0, worker, generation };
         let parent = parent.map(|(w, g)| IndividualId { island: 0, worker: w, generation: g });
-        i.lineage = Some(Lineage { parent, step, steps: 2, exploited: parent.is_some_and(|p| p.worker != worker) });
+        i.lineage =
+            Some(Box::new(Lineage { parent, step, steps: 2, exploited: parent.is_some_and(|p| p.worker != worker) }));
         i
     }
 

@@ -163,7 +163,7 @@ mod tests {
         let mut t = Individual::new(vec![Value::Float(0.5)]);
         t.loss = 0.25;
         let parent = IndividualId { island: 0, worker: 2, generation: 3 };
-        t.lineage = Some(Lineage { parent: Some(parent), step: 8, steps: 2, exploited: true });
+        t.lineage = Some(Box::new(Lineage { parent: Some(parent), step: 8, steps: 2, exploited: true }));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal.log");
         write_optuna_journal(&path, "s", &space, &[], &[t.clone()]).unwrap();

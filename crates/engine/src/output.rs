@@ -434,10 +434,10 @@ mod tests {
         use propulate_core::lineage::Lineage;
         let space = SearchSpace::builder().float("lr", 0.0, 1.0).build().unwrap();
         let mut fresh = Individual::new(vec![Value::Float(0.5)]);
-        fresh.lineage = Some(Lineage::fresh(2));
+        fresh.lineage = Some(Box::new(Lineage::fresh(2)));
         let mut exploit = Individual::new(vec![Value::Float(0.25)]);
         let parent = IndividualId { island: 1, worker: 3, generation: 4 };
-        exploit.lineage = Some(Lineage { parent: Some(parent), step: 10, steps: 2, exploited: true });
+        exploit.lineage = Some(Box::new(Lineage { parent: Some(parent), step: 10, steps: 2, exploited: true }));
         let csv = trials_csv(&space, &[], &[fresh.clone(), exploit.clone()]);
         let lines: Vec<&str> = csv.lines().collect();
         assert!(lines[0].ends_with(",duration_s,parent,step,steps,exploited"), "{}", lines[0]);

@@ -50,12 +50,12 @@ fn the_loss_continues_its_parents_state_through_its_context() {
     let mut exploits = 0;
     for t in result.trials.iter() {
         assert!(t.failure.is_none(), "{} {:?} {:?}", t.id, t.lineage, t.failure);
-        let lineage = t.lineage.expect("every evaluation has a lineage");
+        let lineage = *t.lineage.as_deref().expect("every evaluation has a lineage");
         assert_eq!(lineage.steps, 3);
         match lineage.parent {
             None => assert_eq!(lineage.step, 0),
             Some(parent) => {
-                let p = trials[&parent].lineage.unwrap();
+                let p = *trials[&parent].lineage.as_deref().unwrap();
                 assert_eq!(lineage.step, p.step_after(), "{}", t.id);
                 exploits += usize::from(lineage.exploited);
             }
@@ -65,7 +65,7 @@ fn the_loss_continues_its_parents_state_through_its_context() {
     // Every worker stopped once its member reached 15 steps.
     for worker in 0..4 {
         let last = result.trials.iter().filter(|t| t.id.worker == worker).max_by_key(|t| t.id.generation).unwrap();
-        assert!(last.lineage.unwrap().step_after() >= 15, "worker {worker}");
+        assert!(last.lineage.as_deref().unwrap().step_after() >= 15, "worker {worker}");
     }
     let states = result.training_states.expect("the disk use is reported");
     assert!(states.count >= 1 && states.count < result.trials.len() as u64, "{states:?}");

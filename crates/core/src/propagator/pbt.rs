@@ -153,7 +153,7 @@ impl Pbt {
     /// A fresh member at a random point.
     fn fresh(&self, space: &SearchSpace, rng: &mut PropRng) -> Individual {
         let mut child = Individual::new(space.sample(rng));
-        child.lineage = Some(Lineage::fresh(self.config.interval));
+        child.lineage = Some(Box::new(Lineage::fresh(self.config.interval)));
         child
     }
 
@@ -245,26 +245,26 @@ impl Propagator for Pbt {
                 .collect();
             if !best.is_empty() {
                 let donor = best[rng.random_range(0..best.len())];
-                let donor_lineage = donor.lineage.expect("members have a lineage");
+                let donor_lineage = donor.lineage.as_deref().copied().expect("members have a lineage");
                 let mut child = Individual::new(self.explore(&donor.values, space, rng));
-                child.lineage = Some(Lineage {
+                child.lineage = Some(Box::new(Lineage {
                     parent: Some(donor.id),
                     step: donor_lineage.step_after(),
                     steps: self.steps_from(donor_lineage.step_after()),
                     exploited: true,
-                });
+                }));
                 return Ok(vec![child]);
             }
         }
-        match (&own.failure, own.lineage) {
+        match (&own.failure, own.lineage.as_deref().copied()) {
             (None, Some(lineage)) => {
                 let mut child = own.child();
-                child.lineage = Some(Lineage {
+                child.lineage = Some(Box::new(Lineage {
                     parent: Some(own.id),
                     step: lineage.step_after(),
                     steps: self.steps_from(lineage.step_after()),
                     exploited: false,
-                });
+                }));
                 Ok(vec![child])
             }
             // Its state is lost (failed) or it never had one (bred by another propagator).
@@ -312,12 +312,12 @@ mod tests {
         let mut ind = Individual::new(values);
         ind.id = IndividualId { island: 0, worker: w, generation: g };
         ind.loss = loss;
-        ind.lineage = Some(Lineage {
+        ind.lineage = Some(Box::new(Lineage {
             parent: g.checked_sub(1).map(|p| IndividualId { generation: p, ..ind.id }),
             step,
             steps: 2,
             exploited: false,
-        });
+        }));
         ind
     }
 
@@ -343,7 +343,7 @@ mod tests {
         let pbt = make(config());
         let child = breed(&pbt, &Population::new(), 0, 0, 1);
         assert!(space().contains(&child.values));
-        assert_eq!(child.lineage, Some(Lineage::fresh(2)));
+        assert_eq!(child.lineage.as_deref(), Some(&Lineage::fresh(2)));
     }
 
     /// Four members (k = 1): the worst exploits the best, the others continue their own state.
@@ -443,7 +443,7 @@ mod tests {
         assert_eq!(child.lineage.unwrap().parent.unwrap().worker, 0, "exploits the one good member");
         let alone = population(vec![failed]);
         let child = breed(&pbt, &alone, 1, 4, 0);
-        assert_eq!(child.lineage, Some(Lineage::fresh(2)), "nothing to exploit: a fresh member");
+        assert_eq!(child.lineage.as_deref(), Some(&Lineage::fresh(2)), "nothing to exploit: a fresh member");
     }
 
     #[test]

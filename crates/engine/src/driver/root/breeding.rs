@@ -81,7 +81,7 @@ impl RootWorker<'_, '_> {
     /// The member `child` would exploit, when its training state is no longer on disk.
     fn exploits_a_gone_state(&self, child: &Individual) -> Option<IndividualId> {
         let states = self.run.states.as_ref()?;
-        let lineage = child.lineage?;
+        let lineage = child.lineage.as_deref()?;
         let parent = lineage.parent.filter(|_| lineage.exploited)?;
         (!states.saved(parent).is_dir()).then_some(parent)
     }

@@ -102,7 +102,7 @@ impl RootWorker<'_, '_> {
         let mut keep: BTreeSet<IndividualId> = own.saved.iter().rev().take(LATEST_KEPT).copied().collect();
         keep.extend(own.best.map(|(_, id)| id));
         keep.extend(self.population.iter_best().next().map(|i| i.id));
-        keep.extend(self.population.running().filter_map(|i| i.lineage.and_then(|l| l.parent)));
+        keep.extend(self.population.running().filter_map(|i| i.lineage.as_ref().and_then(|l| l.parent)));
         let recent = |id: &IndividualId| own.superseded.get(id).is_none_or(|t| t.elapsed() < keep_for);
         // Left the island (inactive here): another island may still exploit it.
         let departed = |id: &IndividualId| !self.population.is_active(id) && self.population.get(id).is_some();
