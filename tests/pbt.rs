@@ -28,9 +28,10 @@ fn job(dir: &Path, sleep: &str) -> Command {
     let mut c = mpirun(4);
     c.arg(bin()).arg("--space").arg(dir.join("space.toml"));
     c.args(["--islands", "2", "--propagator", "pbt", "--pbt-interval", "2", "--pbt-steps", "12"]);
-    // No --generations: the members' budget ends the run. States superseded 0.2 s ago go: the
-    // trials take 0.1 s or more, the run a few seconds.
-    c.args(["--seed", "3", "--pbt-keep-seconds", "0.2"]);
+    // No --generations: the members' budget ends the run. States superseded 1 s ago go: the
+    // trials take 0.3 s or more, the run a few seconds; a second is far more than a message
+    // between the ranks takes, even on a busy machine.
+    c.args(["--seed", "3", "--pbt-keep-seconds", "1"]);
     c.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
     c.arg("--").arg(toy()).arg("{lr}").arg(sleep);
     c
@@ -115,7 +116,7 @@ fn states(dir: &Path) -> usize {
 fn members_continue_exactly_their_parents_state_and_the_worst_exploit_the_best() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let out = run_with_timeout(job(dir, "0.1"), Duration::from_secs(300));
+    let out = run_with_timeout(job(dir, "0.3"), Duration::from_secs(300));
     let stdout = succeeded(&out);
     let exploits = check_lineages(dir);
     assert!(exploits >= 1, "no member exploited another in {} trials", trials_jsonl(dir).len());
