@@ -7,10 +7,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{Transport, bin, mpirun, recorded, run_with_timeout, succeeded, trials_jsonl};
+use common::{Transport, bin, kill_9_after, mpirun, recorded, run_with_timeout, succeeded, trials_jsonl};
 use serde_json::Value;
 
 fn fake_trial() -> String {
@@ -333,20 +333,7 @@ fn kill_9_then_resume(preload: bool) {
     };
     let mut cmd = mpirun(4);
     job_args(&mut cmd);
-    let mut job = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let start = Instant::now();
-    while recorded(&dir.join("ck")) < 3 {
-        assert!(start.elapsed() < Duration::from_secs(120), "the run never recorded 3 evaluations");
-        assert!(job.try_wait().unwrap().is_none(), "the job ended before it could be killed");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // Every rank by pid (OpenMPI's ranks outlive mpirun), then mpirun: trials are mid-run.
-    let ranks = Command::new("pgrep").arg("-P").arg(job.id().to_string()).output().unwrap();
-    for pid in String::from_utf8_lossy(&ranks.stdout).split_whitespace() {
-        let _ = Command::new("kill").args(["-9", pid]).status();
-    }
-    let _ = job.kill();
-    let _ = job.wait();
+    kill_9_after(cmd, &dir.join("ck"), 3);
     assert!(recorded(&dir.join("ck")) < 12, "the kill came after the end");
     assert_none_left(&mark, Duration::from_secs(10));
     let mut cmd = mpirun(4);
@@ -441,24 +428,43 @@ fn write_idx(dir: &Path, split: &str, n: u32) {
     std::fs::write(dir.join(format!("{split}-labels-idx1-ubyte")), labels).unwrap();
 }
 
+/// The PyTorch DDP tutorial's space and command parts, with 64 training and 32 validation
+/// synthetic images in `dir/data`.
+struct Tutorial {
+    space: String,
+    python: String,
+    script: String,
+    data: String,
+}
+
+impl Tutorial {
+    fn new(dir: &Path) -> Self {
+        let data = dir.join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        write_idx(&data, "train", 64);
+        write_idx(&data, "t10k", 32);
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        Tutorial {
+            space: std::fs::read_to_string(root.join("tutorials/pytorch_ddp/space.toml")).unwrap(),
+            python: torch_python().display().to_string(),
+            script: root.join("tutorials/pytorch_ddp/train.py").display().to_string(),
+            data: data.display().to_string(),
+        }
+    }
+}
+
 /// The tutorial as its README runs it, on a few synthetic images: two workers of two ranks,
 /// every trial's curve reported per epoch and its result file read.
 #[test]
 fn the_pytorch_ddp_tutorial_runs_as_documented() {
     let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir_all(&data).unwrap();
-    write_idx(&data, "train", 64);
-    write_idx(&data, "t10k", 32);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let space = std::fs::read_to_string(root.join("tutorials/pytorch_ddp/space.toml")).unwrap();
-    let python = torch_python();
-    let script = root.join("tutorials/pytorch_ddp/train.py");
-    let (python, script, data) = (python.to_str().unwrap(), script.to_str().unwrap(), data.to_str().unwrap());
-    let command = [python, script, "--epochs", "2", "--train-images", "64", "--valid-images", "32", "--data", data];
+    let tutorial = Tutorial::new(tmp.path());
+    let (space, python, script, data) = (&tutorial.space, &tutorial.python, &tutorial.script, &tutorial.data);
+    let command =
+        [python.as_str(), script, "--epochs", "2", "--train-images", "64", "--valid-images", "32", "--data", data];
     // As the README runs it: forked from a Python that imported torch, twice per worker.
     let flags = ["--ranks-per-worker", "2", "--generations", "2", "--preload", "torch"];
-    let out = run_trials(Transport::Mpi, 4, &space, &flags, &command, tmp.path());
+    let out = run_trials(Transport::Mpi, 4, space, &flags, &command, tmp.path());
     let stdout = succeeded(&out);
     assert!(stdout.contains("conv_layers="), "{stdout}");
     let trials = trials_jsonl(tmp.path());
@@ -479,16 +485,9 @@ fn the_pytorch_ddp_tutorial_runs_as_documented() {
 #[test]
 fn the_pytorch_ddp_tutorial_continues_its_members_under_population_based_training() {
     let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    std::fs::create_dir_all(&data).unwrap();
-    write_idx(&data, "train", 64);
-    write_idx(&data, "t10k", 32);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let space = std::fs::read_to_string(root.join("tutorials/pytorch_ddp/space.toml")).unwrap();
-    let python = torch_python();
-    let script = root.join("tutorials/pytorch_ddp/train.py");
-    let (python, script, data) = (python.to_str().unwrap(), script.to_str().unwrap(), data.to_str().unwrap());
-    let command = [python, script, "--train-images", "64", "--valid-images", "32", "--data", data];
+    let tutorial = Tutorial::new(tmp.path());
+    let (space, python, script, data) = (&tutorial.space, &tutorial.python, &tutorial.script, &tutorial.data);
+    let command = [python.as_str(), script, "--train-images", "64", "--valid-images", "32", "--data", data];
     // The network's shape stays with its state: a saved state fits only its own shape.
     let flags = [
         "--ranks-per-worker",
@@ -502,7 +501,7 @@ fn the_pytorch_ddp_tutorial_continues_its_members_under_population_based_trainin
         "--pbt-fixed",
         "conv_layers,activation",
     ];
-    let out = run_trials(Transport::Mpi, 4, &space, &flags, &command, tmp.path());
+    let out = run_trials(Transport::Mpi, 4, space, &flags, &command, tmp.path());
     succeeded(&out);
     let trials = trials_jsonl(tmp.path());
     assert!(trials.len() >= 6, "two members of 3 epochs, one per evaluation: {}", trials.len());

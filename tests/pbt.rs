@@ -8,10 +8,10 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use common::{bin, mpirun, recorded, run_with_timeout, succeeded, trials_jsonl};
+use common::{bin, kill_9_after, mpirun, recorded, run_with_timeout, succeeded, trials_jsonl};
 use serde_json::Value;
 
 const SPACE: &str = "[params]\nlr = { type = \"float\", low = 0.01, high = 0.5, log = true }\n";
@@ -151,19 +151,7 @@ fn members_continue_exactly_their_parents_state_and_the_worst_exploit_the_best()
 fn a_kill_9_then_the_same_command_resumes_every_member_from_its_last_state() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let mut job1 = job(dir, "0.2").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let start = Instant::now();
-    while recorded(&dir.join("ck")) < 8 {
-        assert!(start.elapsed() < Duration::from_secs(120), "the run never recorded 8 evaluations");
-        assert!(job1.try_wait().unwrap().is_none(), "the job ended before it could be killed");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let ranks = Command::new("pgrep").arg("-P").arg(job1.id().to_string()).output().unwrap();
-    for pid in String::from_utf8_lossy(&ranks.stdout).split_whitespace() {
-        let _ = Command::new("kill").args(["-9", pid]).status();
-    }
-    let _ = job1.kill();
-    let _ = job1.wait();
+    kill_9_after(job(dir, "0.2"), &dir.join("ck"), 8);
     let before = recorded(&dir.join("ck"));
     assert!(before < 24, "the kill came after the end ({before} evaluations)");
     let out = run_with_timeout(job(dir, "0.2"), Duration::from_secs(300));

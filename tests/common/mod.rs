@@ -139,6 +139,25 @@ pub fn launch(transport: Transport, np: usize) -> Command {
 }
 
 /// Evaluations recorded so far in the checkpoint `dir` (counting lines; the journals may be mid-write).
+/// Start the mpirun job `cmd` (output discarded), wait until its checkpoint `ck` has recorded
+/// `evaluations`, then kill -9 every rank by pid (OpenMPI's ranks outlive mpirun) and mpirun: the
+/// evaluations in flight are cut mid-run.
+pub fn kill_9_after(mut cmd: Command, ck: &Path, evaluations: usize) {
+    let mut job = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let start = Instant::now();
+    while recorded(ck) < evaluations {
+        assert!(start.elapsed() < Duration::from_secs(120), "the run never recorded {evaluations} evaluations");
+        assert!(job.try_wait().unwrap().is_none(), "the job ended before it could be killed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ranks = Command::new("pgrep").arg("-P").arg(job.id().to_string()).output().unwrap();
+    for pid in String::from_utf8_lossy(&ranks.stdout).split_whitespace() {
+        let _ = Command::new("kill").args(["-9", pid]).status();
+    }
+    let _ = job.kill();
+    let _ = job.wait();
+}
+
 pub fn recorded(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
     entries

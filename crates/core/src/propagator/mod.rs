@@ -206,6 +206,13 @@ pub trait Propagator: Send + Sync + std::fmt::Debug {
     fn models_running(&self) -> bool {
         false
     }
+    /// For a propagator whose children continue saved training states (population-based
+    /// training): how long, in seconds, a worker keeps a state of its own after its member moved
+    /// on. The driver then needs a checkpoint (where the states live), refuses an early stopper
+    /// and reports the states' disk use. `None` (the default): children are trained afresh.
+    fn training_state_keep_s(&self) -> Option<f64> {
+        None
+    }
     /// Whether the worker `breeder` describes has nothing left to breed (population-based
     /// training: its member trained its budget): the driver then ends that worker's loop as if its
     /// generations were done. False by default.
@@ -247,6 +254,9 @@ impl Propagator for Box<dyn Propagator> {
     }
     fn worker_finished(&self, breeder: Breeder, pool: &dyn Pool) -> bool {
         self.as_ref().worker_finished(breeder, pool)
+    }
+    fn training_state_keep_s(&self) -> Option<f64> {
+        self.as_ref().training_state_keep_s()
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         self.as_ref().propagate(pool, space, rng)

@@ -271,6 +271,9 @@ impl Propagator for Pbt {
             _ => Ok(vec![self.fresh(space, rng)]),
         }
     }
+    fn training_state_keep_s(&self) -> Option<f64> {
+        Some(self.config.keep_s)
+    }
     fn worker_finished(&self, breeder: Breeder, pool: &dyn Pool) -> bool {
         last_evaluation(breeder, pool).is_some_and(|own| self.finished(&own))
     }

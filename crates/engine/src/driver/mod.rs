@@ -116,7 +116,8 @@ where
         }
         (None, None) => unreachable!("a run without its own propagator resolves a built-in one"),
     };
-    if propagator.name() == "pbt" && stopper.is_some() {
+    let trains_members = propagator.training_state_keep_s().is_some();
+    if trains_members && stopper.is_some() {
         return Err(crate::error::Error::InvalidConfig(
             "population-based training decides itself which members go on, after every interval: run it without \
              an early stopper (the command line's --early-stop none); a stopped evaluation would leave a state \
@@ -124,7 +125,7 @@ where
                 .into(),
         ));
     }
-    if propagator.name() == "pbt" && resolved.checkpoint.is_none() {
+    if trains_members && resolved.checkpoint.is_none() {
         return Err(crate::error::Error::InvalidConfig(
             "population-based training keeps its members' training states under the checkpoint directory: \
              run with a checkpoint (the command line's --checkpoint DIR, not --no-checkpoint)"
@@ -168,7 +169,7 @@ where
     match outcome {
         Ok(Ok(mut result)) => {
             result.propagator = cfg.propagator.clone();
-            if let (0, Some(states), "pbt") = (rank, &states_on_disk, propagator.name()) {
+            if let (0, Some(states), true) = (rank, &states_on_disk, trains_members) {
                 result.training_states = Some(states.disk_use());
             }
             Ok(result)

@@ -12,8 +12,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use propulate_core::propagator::{PbtConfig, PropagatorSpec};
-
 use propulate_core::individual::{Individual, IndividualId};
 
 use super::RootWorker;
@@ -94,10 +92,8 @@ impl RootWorker<'_, '_> {
         if self.own_states.saved.len() <= LATEST_KEPT {
             return;
         }
-        let keep_for = Duration::from_secs_f64(match &self.run.cfg.propagator {
-            Some(PropagatorSpec::Pbt(c)) => c.keep_s,
-            _ => PbtConfig::default().keep_s,
-        });
+        let Some(keep_s) = self.propagator.training_state_keep_s() else { return };
+        let keep_for = Duration::from_secs_f64(keep_s);
         let own = &self.own_states;
         let mut keep: BTreeSet<IndividualId> = own.saved.iter().rev().take(LATEST_KEPT).copied().collect();
         keep.extend(own.best.map(|(_, id)| id));
