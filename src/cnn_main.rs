@@ -6,9 +6,9 @@
 
 mod cnn_task;
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod allocator;
 
 fn main() -> std::process::ExitCode {
+    allocator::keep_freed_pages();
     propulate_cli::main(Some(cnn_task::make))
 }

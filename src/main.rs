@@ -4,9 +4,9 @@
 //! through its public front door, as any user program. This executable does not link libtorch
 //! (nor Burn): a CNN run is handed over to the CNN executable beside it (`src/cnn_main.rs`).
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+mod allocator;
 
 fn main() -> std::process::ExitCode {
+    allocator::keep_freed_pages();
     propulate_cli::main(None)
 }

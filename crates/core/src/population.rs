@@ -148,47 +148,55 @@ impl Population {
     /// of half a million individuals is sorted and indexed in bulk, several times faster than
     /// inserting them one by one.
     pub fn from_events(arrivals: Vec<Individual>, deactivations: &[(IndividualId, u32)]) -> Self {
+        // Indices into it are u32 below (half the memory): an island of 4 billion individuals
+        // would need a terabyte.
+        assert!(arrivals.len() < u32::MAX as usize, "an island of {} individuals", arrivals.len());
         let mut records: IdMap<Record> = IdMap::default();
         records.reserve(arrivals.len());
         // Indexed in the order of the table's buckets (the hash's low bits), so that the inserts
         // sweep the table once instead of landing at random: a cache miss, and often a fresh page,
-        // per individual was most of a large resume's rebuild. Copies of one identity share a
-        // bucket and keep their order of arrival.
+        // per individual was most of a large resume's rebuild. Sorted by identity within a bucket,
+        // the copies of one identity are neighbours, in their order of arrival, and the kept copy
+        // is chosen before anything is indexed (no second pass over the table to renumber).
         let mask = ((records.capacity() * 8 / 7).next_power_of_two() - 1) as u64;
-        let mut order: Vec<(u64, usize, IndividualId)> =
-            arrivals.iter().enumerate().map(|(k, ind)| (records.hasher().hash_one(ind.id) & mask, k, ind.id)).collect();
-        order.sort_unstable_by_key(|&(bucket, k, _)| (bucket, k));
-        let mut superseded = false;
-        for (_, k, id) in order {
-            let rec = records.entry(id).or_default();
-            match rec.individual {
-                None => rec.individual = Some(k),
-                // The newest copy wins; among equal steps the first, as `insert` keeps it.
-                Some(old) if arrivals[k].migration_steps > arrivals[old].migration_steps => {
-                    rec.individual = Some(k);
-                    superseded = true;
-                }
-                Some(_) => superseded = true,
+        let mut order: Vec<(u64, IndividualId, usize)> =
+            arrivals.iter().enumerate().map(|(k, ind)| (records.hasher().hash_one(ind.id) & mask, ind.id, k)).collect();
+        order.sort_unstable();
+        // Per identity, the newest copy; among equal steps the first, as `insert` keeps it
+        // (in place: `dedup_by` hands each later copy with the one kept so far).
+        order.dedup_by(|later, kept| {
+            if later.1 != kept.1 {
+                return false;
             }
-        }
+            if arrivals[later.2].migration_steps > arrivals[kept.2].migration_steps {
+                kept.2 = later.2;
+            }
+            true
+        });
+        let mut chosen = order;
         let mut stored = arrivals;
-        if superseded {
-            // Keep only the copies the records point to (duplicates are rare: pollination).
+        if chosen.len() < stored.len() {
+            // Keep only the chosen copies (duplicates are rare: pollination, a migrant come back),
+            // renumbered in arrival order.
             let mut keep = vec![false; stored.len()];
-            records.values().filter_map(|r| r.individual).for_each(|k| keep[k] = true);
-            let mut new_index = vec![0; stored.len()];
-            let mut next = 0;
+            chosen.iter().for_each(|&(_, _, k)| keep[k] = true);
+            let mut new_index = vec![0u32; stored.len()];
+            let mut next = 0u32;
             for (k, &kept) in keep.iter().enumerate() {
                 new_index[k] = next;
-                next += usize::from(kept);
+                next += u32::from(kept);
             }
             let mut k = 0;
             stored.retain(|_| {
                 k += 1;
                 keep[k - 1]
             });
-            records.values_mut().for_each(|r| r.individual = r.individual.map(|k| new_index[k]));
+            chosen.iter_mut().for_each(|(_, _, k)| *k = new_index[*k] as usize);
         }
+        for &(_, id, k) in &chosen {
+            records.insert(id, Record { individual: Some(k), ..Record::default() });
+        }
+        drop(chosen);
         // Each stored individual is its record's copy now; its deactivation step by its index, so
         // that the active ones are found in one pass over `stored` in memory order (a pass over the
         // records jumped about in it, a cache miss per individual).
@@ -203,18 +211,30 @@ impl Population {
         }
         let mut active: Vec<(LossKey, IndividualId)> = Vec::with_capacity(stored.len());
         let mut bred: Vec<BreedKey> = Vec::with_capacity(stored.len());
-        for (ind, step) in stored.iter().zip(&deactivated) {
+        let mut active_at: Vec<(IndividualId, u32)> = Vec::with_capacity(stored.len());
+        for (k, (ind, step)) in stored.iter().zip(&deactivated).enumerate() {
             if step.is_none_or(|d| d < ind.migration_steps) {
                 active.push((LossKey(ind.loss), ind.id));
                 bred.push(breed_key(ind));
+                active_at.push((ind.id, k as u32));
             }
         }
-        // Slots in identity order, so that the same events always give the same population.
-        let mut active_ids: Vec<IndividualId> = active.iter().map(|(_, id)| *id).collect();
-        active_ids.sort_unstable();
-        for (slot, id) in active_ids.iter().enumerate() {
-            records.get_mut(id).expect("indexed").active_slot = Some(slot);
+        drop(deactivated);
+        // Slots in identity order, so that the same events always give the same population; each
+        // record learns its slot through its individual's index, in one sweep of the table (looking
+        // every active identity up in identity order was a cache miss each).
+        active_at.sort_unstable();
+        let mut slot_of = vec![u32::MAX; stored.len()];
+        for (slot, &(_, k)) in active_at.iter().enumerate() {
+            slot_of[k as usize] = slot as u32;
         }
+        for rec in records.values_mut() {
+            if let Some(k) = rec.individual {
+                rec.active_slot = (slot_of[k] != u32::MAX).then_some(slot_of[k] as usize);
+            }
+        }
+        drop(slot_of);
+        let active_ids: Vec<IndividualId> = active_at.into_iter().map(|(id, _)| id).collect();
         active.sort_unstable();
         bred.sort_unstable();
         let known = stored.len();

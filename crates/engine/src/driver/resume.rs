@@ -35,7 +35,10 @@ pub(crate) struct Resumed {
     pub population: Population,
 }
 
-/// One piece of what a journal contributes to an island.
+/// One piece of what a journal contributes to an island: the wire format, which
+/// `encode_chunks` writes from references and `decode_share_into` reads into the island's vectors
+/// (the tests decode it whole).
+#[cfg(test)]
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Share {
     inds: Vec<Individual>,
@@ -86,7 +89,9 @@ fn encode_chunks(inds: &[&Individual], deacts: &[(IndividualId, u32)]) -> Vec<Ve
             bytes += encoded_bound(inds[end]);
             end += 1;
         }
-        out.push(encode(&ShareRef { inds: &inds[start..end], deacts: &[], last: false }));
+        // Encoded into room for its bound, not grown by copying (64 bytes: the vectors' lengths).
+        let share = ShareRef { inds: &inds[start..end], deacts: &[], last: false };
+        out.push(postcard::to_extend(&share, Vec::with_capacity(bytes + 64)).expect("in-memory encoding cannot fail"));
         start = end;
     }
     let mut parts = deacts.chunks(CHUNK_ITEMS).peekable();
@@ -97,6 +102,59 @@ fn encode_chunks(inds: &[&Individual], deacts: &[(IndividualId, u32)]) -> Vec<Ve
         out.push(encode(&ShareRef { inds: &[], deacts: part, last: parts.peek().is_none() }));
     }
     out
+}
+
+/// Decode one encoded [`Share`], appending its individuals and deactivations to `inds` and
+/// `deacts` where they end up anyway (decoding into a share of its own, then moving it over, copied
+/// every individual of a large resume once more, into fresh pages); returns whether it was the
+/// sender's last.
+fn decode_share_into(
+    bytes: &[u8],
+    inds: &mut Vec<Individual>,
+    deacts: &mut Vec<(IndividualId, u32)>,
+) -> postcard::Result<bool> {
+    use serde::de::{DeserializeSeed, Deserializer, Error, SeqAccess, Visitor};
+    use std::fmt;
+
+    /// Appends a sequence's elements to a vector.
+    struct Append<'a, T>(&'a mut Vec<T>);
+    impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for Append<'_, T> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Append<'_, T> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a sequence")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while let Some(item) = seq.next_element()? {
+                self.0.push(item);
+            }
+            Ok(())
+        }
+    }
+    /// A [`Share`] whose vectors are appended to the caller's: its fields in order (postcard
+    /// writes a struct as the sequence of its fields).
+    struct ShareInto<'a> {
+        inds: &'a mut Vec<Individual>,
+        deacts: &'a mut Vec<(IndividualId, u32)>,
+    }
+    impl<'de> Visitor<'de> for ShareInto<'_> {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a share of an island")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+            seq.next_element_seed(Append(self.inds))?.ok_or_else(|| A::Error::invalid_length(0, &"3 fields"))?;
+            seq.next_element_seed(Append(self.deacts))?.ok_or_else(|| A::Error::invalid_length(1, &"3 fields"))?;
+            seq.next_element()?.ok_or_else(|| A::Error::invalid_length(2, &"3 fields"))
+        }
+    }
+    let mut d = postcard::Deserializer::from_bytes(bytes);
+    (&mut d).deserialize_struct("Share", &["inds", "deacts", "last"], ShareInto { inds, deacts })
 }
 
 /// Rebuild this root's island from every root's journal (collective over the roots' communicator).
@@ -123,8 +181,11 @@ pub(crate) fn rebuild(
     let mut arrivals: Vec<Individual> = Vec::with_capacity(expected);
     arrivals.extend(own.into_iter().cloned());
     let mut deactivations = own_deacts.to_vec();
-    // Encoded once per island; the copies in flight are one peer's at a time.
+    // Encoded once per island; the copies in flight are one peer's at a time, and the island's
+    // last peer gets the encoded messages themselves.
     let mut encoded: HashMap<usize, Vec<Vec<u8>>> = HashMap::new();
+    let mut peers_left = vec![0usize; layout.islands()];
+    (1..ranks).for_each(|round| peers_left[layout.island_of_worker((me + round) % ranks)] += 1);
     for round in 1..ranks {
         let (to, from) = ((me + round) % ranks, (me + ranks - round) % ranks);
         let island = layout.island_of_worker(to);
@@ -132,19 +193,25 @@ pub(crate) fn rebuild(
             let (inds, deacts) = contribution(&journal, home, island);
             encode_chunks(&inds, deacts)
         });
-        for m in messages.iter() {
-            roots.send(to, TAG_RESUME, m.clone())?;
+        peers_left[island] -= 1;
+        if peers_left[island] == 0 {
+            for m in encoded.remove(&island).expect("encoded above") {
+                roots.send(to, TAG_RESUME, m)?;
+            }
+        } else {
+            for m in messages.iter() {
+                roots.send(to, TAG_RESUME, m.clone())?;
+            }
         }
         loop {
             let bytes = roots.recv(from, TAG_RESUME)?;
-            let share = match decode::<Share>(&bytes, from) {
-                Ok(share) => share,
-                Err(e) => roots.abort(1, &format!("resuming: a share of the island from worker {from}: {e}")),
-            };
-            arrivals.extend(share.inds);
-            deactivations.extend(share.deacts);
-            if share.last {
-                break;
+            match decode_share_into(&bytes, &mut arrivals, &mut deactivations) {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => roots.abort(
+                    1,
+                    &format!("resuming: a share of the island from worker {from} ({} bytes): {e}", bytes.len()),
+                ),
             }
         }
         roots.wait_sends()?;
@@ -233,6 +300,13 @@ mod tests {
         let deacts = vec![(big.id, 0u32); CHUNK_ITEMS + 1];
         let msgs = encode_chunks(&refs, &deacts);
         assert!(msgs.iter().all(|m| m.len() <= CHUNK_BYTES), "a message over the byte bound");
+        // Decoded into the caller's vectors, the same items and one last.
+        let (mut inds, mut deacts_in, mut lasts) = (Vec::new(), Vec::new(), 0);
+        for m in &msgs {
+            lasts += usize::from(decode_share_into(m, &mut inds, &mut deacts_in).unwrap());
+        }
+        assert_eq!((inds, deacts_in.len(), lasts), (bigs.clone(), CHUNK_ITEMS + 1, 1));
+        assert!(decode_share_into(&msgs[0][..msgs[0].len() / 2], &mut Vec::new(), &mut Vec::new()).is_err());
         let shares = decode_all(msgs);
         assert_eq!(shares.iter().map(|s| s.inds.len()).sum::<usize>(), 40);
         assert_eq!(shares.iter().map(|s| s.deacts.len()).sum::<usize>(), CHUNK_ITEMS + 1);

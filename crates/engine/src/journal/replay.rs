@@ -99,6 +99,12 @@ pub fn read_checkpoint(dir: &Path) -> Result<Option<Replay>> {
     let layout = manifest_layout(dir, &manifest)?;
     let mut workers = vec![WorkerJournal::default(); layout.workers()];
     let mut warnings = Vec::new();
+    for (w, journal) in workers.iter_mut().enumerate() {
+        reserve_evaluations(
+            journal,
+            &segments.iter().filter(|((s, _), _)| *s == w).map(|(_, p)| p).collect::<Vec<_>>(),
+        );
+    }
     for ((worker, _), path) in &segments {
         let journal = workers.get_mut(*worker).ok_or_else(|| missing_worker(path, *worker, &layout))?;
         let rules = RecordRules::new(&manifest.space, &layout, manifest.generation_offset, *worker)
@@ -187,10 +193,10 @@ pub fn read_worker_journal(dir: &Path, worker: usize, manifest: &Manifest) -> Re
         .with_objectives(manifest.config.objectives.len());
     let mut journal = WorkerJournal::default();
     let mut warnings = Vec::new();
-    for ((w, _), path) in &segments {
-        if *w == worker {
-            read_segment(path, &rules, &mut journal, &mut warnings)?;
-        }
+    let own: Vec<&PathBuf> = segments.iter().filter(|((w, _), _)| *w == worker).map(|(_, p)| p).collect();
+    reserve_evaluations(&mut journal, &own);
+    for path in own {
+        read_segment(path, &rules, &mut journal, &mut warnings)?;
     }
     journal.drop_finished_in_flight(manifest.generation_offset);
     Ok((journal, warnings))
@@ -206,6 +212,15 @@ fn list_segments(dir: &Path) -> Result<Segments> {
         }
     }
     Ok(segments)
+}
+
+/// Room in `j` for every evaluation its segments can hold (an evaluation's records take well over
+/// 200 bytes), so that reading does not grow the vector by copying it into fresh pages, segment
+/// after segment; room never written costs no memory. A size that cannot be read reserves nothing
+/// (reading the segment then says why).
+fn reserve_evaluations(j: &mut WorkerJournal, segments: &[&PathBuf]) {
+    let bytes: u64 = segments.iter().filter_map(|p| fs::metadata(p).ok()).map(|m| m.len()).sum();
+    j.evaluated.reserve(usize::try_from(bytes / 200).unwrap_or(0));
 }
 
 /// Read one segment into `j`: every record parsed, checked against `rules` and, for evaluations,
