@@ -147,6 +147,58 @@ fn members_continue_exactly_their_parents_state_and_the_worst_exploit_the_best()
     assert_eq!(schedule.len() as u64, best["lineage"]["step"].as_u64().unwrap() / INTERVAL + 1);
 }
 
+/// Seconds since the Unix epoch of a trial's start and end (trials.jsonl's `start` and
+/// `duration_s`).
+fn start_and_end(t: &Value) -> (f64, f64) {
+    let start = chrono::DateTime::parse_from_rfc3339(t["start"].as_str().unwrap()).unwrap();
+    let start = start.timestamp_micros() as f64 / 1e6;
+    (start, start + t["duration_s"].as_f64().unwrap())
+}
+
+/// A worker breeds knowing every result its island finished while it trained: each exploit
+/// continues the donor's latest evaluation, unless a later one ended less than a moment before
+/// (its message in flight). Open MPI's first empty probe after a trial used to end the drain while
+/// the results sent during the trial waited, and every exploit took the donor's evaluation before
+/// (whose state its owner then deleted).
+#[test]
+fn exploits_continue_the_donors_latest_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("space.toml"), SPACE).unwrap();
+    let mut c = mpirun(4);
+    c.arg(bin()).arg("--space").arg(dir.join("space.toml"));
+    c.args(["--propagator", "pbt", "--pbt-interval", "1", "--pbt-steps", "8", "--seed", "5"]);
+    c.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
+    // Trials of 0.8 s: a result missed for a whole trial is late by up to 0.8 s, one in flight
+    // by far less than the 0.4 s allowed.
+    c.arg("--").arg(toy()).arg("{lr}").arg("0.8");
+    succeeded(&run_with_timeout(c, Duration::from_secs(300)));
+    let trials = trials_jsonl(dir);
+    let mut exploits = 0;
+    for t in trials.iter().filter(|t| t["lineage"]["exploited"] == true) {
+        exploits += 1;
+        let donor = &trials.iter().find(|d| id_of(d) == t["lineage"]["parent"].as_str().unwrap()).unwrap();
+        let (bred_at, _) = start_and_end(t);
+        for later in trials
+            .iter()
+            .filter(|d| d["worker"] == donor["worker"] && d["generation"].as_u64() > donor["generation"].as_u64())
+        {
+            let (_, ended) = start_and_end(later);
+            assert!(
+                ended > bred_at - 0.4,
+                "{} exploited {} although {} had ended {:.2} s before",
+                id_of(t),
+                id_of(donor),
+                id_of(later),
+                bred_at - ended
+            );
+        }
+    }
+    assert!(exploits >= 3, "only {exploits} exploits in {} trials", trials.len());
+    // No evaluation failed for want of its state.
+    assert!(trials.iter().all(|t| t["failure"].is_null()), "{trials:?}");
+}
+
 #[test]
 fn a_kill_9_then_the_same_command_resumes_every_member_from_its_last_state() {
     let tmp = tempfile::tempdir().unwrap();
