@@ -92,12 +92,25 @@ pub fn in_breeding_order(mut inds: Vec<Individual>) -> Vec<Individual> {
 #[derive(Debug, Clone, Default)]
 struct Record {
     /// Where in `Population::stored` the newest arrival of this identity (highest migration step)
-    /// is, if any arrived yet.
-    individual: Option<usize>,
+    /// is, if any arrived yet. Indices are u32 (an island holds fewer than 4 billion
+    /// individuals, which `index` checks): a record of 24 bytes instead
+    /// of 40 makes the table of a resumed island of half a million a third smaller.
+    individual: Option<u32>,
     /// Highest migration step at which this identity was deactivated on this island.
     deactivated_at: Option<u32>,
     /// Index in `Population::active_ids` while active.
-    active_slot: Option<usize>,
+    active_slot: Option<u32>,
+}
+
+impl Record {
+    fn individual(&self) -> Option<usize> {
+        self.individual.map(|k| k as usize)
+    }
+}
+
+/// `k` as a record's index ([`Record`]).
+fn index(k: usize) -> u32 {
+    u32::try_from(k).expect("an island of fewer than 4 billion individuals")
 }
 
 /// The migration step that covers every copy of an identity: deactivating at it removes the
@@ -194,7 +207,7 @@ impl Population {
             chosen.iter_mut().for_each(|(_, _, k)| *k = new_index[*k] as usize);
         }
         for &(_, id, k) in &chosen {
-            records.insert(id, Record { individual: Some(k), ..Record::default() });
+            records.insert(id, Record { individual: Some(index(k)), ..Record::default() });
         }
         drop(chosen);
         // Each stored individual is its record's copy now; its deactivation step by its index, so
@@ -205,7 +218,7 @@ impl Population {
             let rec = records.entry(id).or_default();
             let step = rec.deactivated_at.map_or(steps, |d| d.max(steps));
             rec.deactivated_at = Some(step);
-            if let Some(k) = rec.individual {
+            if let Some(k) = rec.individual() {
                 deactivated[k] = Some(step);
             }
         }
@@ -229,8 +242,8 @@ impl Population {
             slot_of[k as usize] = slot as u32;
         }
         for rec in records.values_mut() {
-            if let Some(k) = rec.individual {
-                rec.active_slot = (slot_of[k] != u32::MAX).then_some(slot_of[k] as usize);
+            if let Some(k) = rec.individual() {
+                rec.active_slot = (slot_of[k] != u32::MAX).then_some(slot_of[k]);
             }
         }
         drop(slot_of);
@@ -288,7 +301,7 @@ impl Population {
         let steps = ind.migration_steps;
         let loss = ind.loss;
         let new_key = breed_key(&ind);
-        let old = match rec.individual {
+        let old = match rec.individual() {
             Some(k) if steps <= self.stored[k].migration_steps => return Arrival::Ignored,
             Some(k) => {
                 let old = std::mem::replace(&mut self.stored[k], ind);
@@ -296,7 +309,7 @@ impl Population {
             }
             None => {
                 self.known += 1;
-                rec.individual = Some(self.stored.len());
+                rec.individual = Some(index(self.stored.len()));
                 self.stored.push(ind);
                 None
             }
@@ -347,7 +360,7 @@ impl Population {
     pub fn deactivate(&mut self, id: IndividualId, steps: u32) -> bool {
         let rec = self.records.entry(id).or_default();
         rec.deactivated_at = Some(rec.deactivated_at.map_or(steps, |d| d.max(steps)));
-        let hit = match rec.individual {
+        let hit = match rec.individual() {
             Some(k) => rec.active_slot.is_some() && self.stored[k].migration_steps <= steps,
             None => false,
         };
@@ -360,9 +373,9 @@ impl Population {
     fn activate(&mut self, id: IndividualId, loss: f64, key: BreedKey) {
         let rec = self.records.get_mut(&id).expect("record exists");
         if let Some(p) = &mut self.pareto {
-            p.arrived(&self.stored[rec.individual.expect("stored before activation")]);
+            p.arrived(&self.stored[rec.individual().expect("stored before activation")]);
         }
-        rec.active_slot = Some(self.active_ids.len());
+        rec.active_slot = Some(index(self.active_ids.len()));
         self.active_ids.push(id);
         self.by_loss.insert((LossKey(loss), id));
         self.by_breeding.insert(key);
@@ -373,19 +386,19 @@ impl Population {
             p.left(id);
         }
         let rec = self.records.get_mut(&id).expect("record exists");
-        let slot = rec.active_slot.take().expect("was active");
-        let ind = &self.stored[rec.individual.expect("stored")];
+        let slot = rec.active_slot.take().expect("was active") as usize;
+        let ind = &self.stored[rec.individual().expect("stored")];
         self.by_loss.remove(&(LossKey(ind.loss), id));
         self.by_breeding.remove(&breed_key(ind));
         self.active_ids.swap_remove(slot);
         if let Some(moved) = self.active_ids.get(slot).copied() {
-            self.records.get_mut(&moved).expect("record exists").active_slot = Some(slot);
+            self.records.get_mut(&moved).expect("record exists").active_slot = Some(index(slot));
         }
     }
 
     /// The stored individual with identity `id`, active or not.
     pub fn get(&self, id: &IndividualId) -> Option<&Individual> {
-        self.records.get(id).and_then(|r| r.individual).map(|k| &self.stored[k])
+        self.records.get(id).and_then(Record::individual).map(|k| &self.stored[k])
     }
 
     /// True if `id` is stored and active.
