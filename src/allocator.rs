@@ -27,10 +27,10 @@ unsafe extern "C" {
     fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
 }
 
-/// Set the purge delay, unless `MIMALLOC_PURGE_DELAY` sets it (mimalloc's own variable wins, for
-/// measuring).
+/// Set the purge delay, unless `MIMALLOC_PURGE_DELAY` (or its older name `MIMALLOC_RESET_DELAY`)
+/// sets it: mimalloc's own variables win, for measuring.
 pub fn keep_freed_pages() {
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+    if ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"].iter().all(|v| std::env::var_os(v).is_none()) {
         // SAFETY: sets one integer option; mimalloc reads options atomically.
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
     }
@@ -42,7 +42,7 @@ mod tests {
     /// delay's default (1,000 ms in mimalloc 3), and after, as ours.
     #[test]
     fn the_purge_delay_is_the_option_set() {
-        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+        if ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"].iter().any(|v| std::env::var_os(v).is_some()) {
             return; // the variable decides, and keep_freed_pages leaves it
         }
         // SAFETY: reads and sets one integer option.

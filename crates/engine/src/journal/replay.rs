@@ -216,11 +216,12 @@ fn list_segments(dir: &Path) -> Result<Segments> {
 
 /// Room in `j` for every evaluation its segments can hold (an evaluation's records take well over
 /// 200 bytes), so that reading does not grow the vector by copying it into fresh pages, segment
-/// after segment; room never written costs no memory. A size that cannot be read reserves nothing
-/// (reading the segment then says why).
+/// after segment; room never written costs no memory. A size that cannot be read, or room that
+/// cannot be had (a sparse file's huge apparent size), reserves nothing: reading then grows the
+/// vector as it goes, and says what is wrong with the segment.
 fn reserve_evaluations(j: &mut WorkerJournal, segments: &[&PathBuf]) {
     let bytes: u64 = segments.iter().filter_map(|p| fs::metadata(p).ok()).map(|m| m.len()).sum();
-    j.evaluated.reserve(usize::try_from(bytes / 200).unwrap_or(0));
+    let _ = j.evaluated.try_reserve(usize::try_from(bytes / 200).unwrap_or(0));
 }
 
 /// Read one segment into `j`: every record parsed, checked against `rules` and, for evaluations,
