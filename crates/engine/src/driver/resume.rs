@@ -35,18 +35,6 @@ pub(crate) struct Resumed {
     pub population: Population,
 }
 
-/// One piece of what a journal contributes to an island: the wire format, which
-/// `encode_chunks` writes from references and `decode_share_into` reads into the island's vectors
-/// (the tests decode it whole).
-#[cfg(test)]
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Share {
-    inds: Vec<Individual>,
-    deacts: Vec<(IndividualId, u32)>,
-    /// The sender's last piece.
-    last: bool,
-}
-
 /// What `journal` (of a worker on island `home`) contributes to `island`: on its own island its
 /// evaluations and the deactivations it initiated; on any island the individuals it sent or seeded
 /// there.
@@ -68,7 +56,7 @@ fn encoded_bound(ind: &Individual) -> usize {
     64 + 11 * ind.values.len() + 5 * ind.history.len() + ind.failure.as_ref().map_or(1, |f| f.len() + 11) + metrics
 }
 
-/// The encoded messages that carry a contribution, each a [`Share`] of at most [`CHUNK_ITEMS`]
+/// The encoded messages that carry a contribution, each a share of at most [`CHUNK_ITEMS`]
 /// items and [`CHUNK_BYTES`] bytes, the last one marked. An empty contribution is one empty last
 /// message, so that every receiver knows when a sender is done without a separate count.
 fn encode_chunks(inds: &[&Individual], deacts: &[(IndividualId, u32)]) -> Vec<Vec<u8>> {
@@ -104,7 +92,7 @@ fn encode_chunks(inds: &[&Individual], deacts: &[(IndividualId, u32)]) -> Vec<Ve
     out
 }
 
-/// Decode one encoded [`Share`], appending its individuals and deactivations to `inds` and
+/// Decode one share that [`encode_chunks`] encoded, appending its individuals and deactivations to `inds` and
 /// `deacts` where they end up anyway (decoding into a share of its own, then moving it over, copied
 /// every individual of a large resume once more, into fresh pages); returns whether it was the
 /// sender's last.
@@ -136,7 +124,8 @@ fn decode_share_into(
             Ok(())
         }
     }
-    /// A [`Share`] whose vectors are appended to the caller's: its fields in order (postcard
+    /// A share (`encode_chunks`'s `ShareRef`) whose vectors are appended to the caller's: its
+    /// fields in order (postcard
     /// writes a struct as the sequence of its fields).
     struct ShareInto<'a> {
         inds: &'a mut Vec<Individual>,
@@ -287,10 +276,19 @@ mod tests {
 
     #[test]
     fn chunks_are_bounded_in_items_and_bytes_and_the_last_is_marked() {
-        let decode_all = |msgs: Vec<Vec<u8>>| -> Vec<Share> { msgs.iter().map(|m| decode(m, 0).unwrap()).collect() };
-        let empty = decode_all(encode_chunks(&[], &[]));
+        // Each message decoded into the caller's vectors: (individuals, deactivations, last).
+        let decode_each = |msgs: &[Vec<u8>]| -> Vec<(Vec<Individual>, usize, bool)> {
+            msgs.iter()
+                .map(|m| {
+                    let (mut inds, mut deacts) = (Vec::new(), Vec::new());
+                    let last = decode_share_into(m, &mut inds, &mut deacts).unwrap();
+                    (inds, deacts.len(), last)
+                })
+                .collect()
+        };
+        let empty = decode_each(&encode_chunks(&[], &[]));
         assert_eq!(empty.len(), 1);
-        assert!(empty[0].last && empty[0].inds.is_empty());
+        assert!(empty[0].2 && empty[0].0.is_empty());
         // 40 individuals of about 3 MiB each (a long failure message): 21 fit under 64 MiB.
         let mut big = ind(0, 0, 0, 1.0);
         big.failure = Some("x".repeat(3 << 20));
@@ -300,18 +298,13 @@ mod tests {
         let deacts = vec![(big.id, 0u32); CHUNK_ITEMS + 1];
         let msgs = encode_chunks(&refs, &deacts);
         assert!(msgs.iter().all(|m| m.len() <= CHUNK_BYTES), "a message over the byte bound");
-        // Decoded into the caller's vectors, the same items and one last.
-        let (mut inds, mut deacts_in, mut lasts) = (Vec::new(), Vec::new(), 0);
-        for m in &msgs {
-            lasts += usize::from(decode_share_into(m, &mut inds, &mut deacts_in).unwrap());
-        }
-        assert_eq!((inds, deacts_in.len(), lasts), (bigs.clone(), CHUNK_ITEMS + 1, 1));
         assert!(decode_share_into(&msgs[0][..msgs[0].len() / 2], &mut Vec::new(), &mut Vec::new()).is_err());
-        let shares = decode_all(msgs);
-        assert_eq!(shares.iter().map(|s| s.inds.len()).sum::<usize>(), 40);
-        assert_eq!(shares.iter().map(|s| s.deacts.len()).sum::<usize>(), CHUNK_ITEMS + 1);
-        assert_eq!(shares.iter().filter(|s| s.last).count(), 1);
-        assert!(shares.last().unwrap().last);
+        let shares = decode_each(&msgs);
+        let inds: Vec<Individual> = shares.iter().flat_map(|s| s.0.clone()).collect();
+        assert_eq!(inds, bigs, "every individual, in order");
+        assert_eq!(shares.iter().map(|s| s.1).sum::<usize>(), CHUNK_ITEMS + 1);
+        assert_eq!(shares.iter().filter(|s| s.2).count(), 1);
+        assert!(shares.last().unwrap().2);
         assert!(shares.len() >= 4, "40 x 3 MiB and 50,001 deactivations need several messages");
     }
 }

@@ -100,10 +100,7 @@ pub fn read_checkpoint(dir: &Path) -> Result<Option<Replay>> {
     let mut workers = vec![WorkerJournal::default(); layout.workers()];
     let mut warnings = Vec::new();
     for (w, journal) in workers.iter_mut().enumerate() {
-        reserve_evaluations(
-            journal,
-            &segments.iter().filter(|((s, _), _)| *s == w).map(|(_, p)| p).collect::<Vec<_>>(),
-        );
+        reserve_evaluations(journal, &worker_segments(&segments, w));
     }
     for ((worker, _), path) in &segments {
         let journal = workers.get_mut(*worker).ok_or_else(|| missing_worker(path, *worker, &layout))?;
@@ -193,7 +190,7 @@ pub fn read_worker_journal(dir: &Path, worker: usize, manifest: &Manifest) -> Re
         .with_objectives(manifest.config.objectives.len());
     let mut journal = WorkerJournal::default();
     let mut warnings = Vec::new();
-    let own: Vec<&PathBuf> = segments.iter().filter(|((w, _), _)| *w == worker).map(|(_, p)| p).collect();
+    let own = worker_segments(&segments, worker);
     reserve_evaluations(&mut journal, &own);
     for path in own {
         read_segment(path, &rules, &mut journal, &mut warnings)?;
@@ -212,6 +209,11 @@ fn list_segments(dir: &Path) -> Result<Segments> {
         }
     }
     Ok(segments)
+}
+
+/// `worker`'s segments in order (a range of the map, which is ordered by worker, then segment).
+fn worker_segments(segments: &Segments, worker: usize) -> Vec<&PathBuf> {
+    segments.range((worker, 0)..=(worker, u32::MAX)).map(|(_, p)| p).collect()
 }
 
 /// Room in `j` for every evaluation its segments can hold (an evaluation's records take well over

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The restart of a finished run of a million evaluations (8 ranks, 2 islands) by two binaries side
+# by side, in the order A B B A (this VM reclaims freed memory between runs, and the first run of
+# a series is often the slowest: always running one binary first biases the comparison), after
+# one warm-up restart. Prints each restart's wall, user and system seconds, then per binary the
+# median wall (range), the median CPU and the ratio of the medians B / A.
+#
+#   bash benches/resume_ab.sh OLD_BINARY NEW_BINARY
+#
+# Knobs: ROUNDS [4] (each runs A B B A); WORK [bench-results/resume-ab] (its ck/, the run made
+# once by A if absent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/mpi-env.sh
+A=$1 B=$2
+ROUNDS=${ROUNDS:-4}
+WORK=${WORK:-bench-results/resume-ab}
+mkdir -p "$WORK"
+restart() { mpirun -np 8 --bind-to none "$1" --function sphere --islands 2 --generations 125000 --checkpoint "$WORK/ck" -q; }
+[ -f "$WORK/ck/manifest.json" ] || restart "$A" >/dev/null 2>&1
+restart "$B" >/dev/null 2>&1
+times=$WORK/times.txt
+: > "$times"
+timed() {
+    /usr/bin/time -f "$2 %e %U %S" -o "$WORK/time.txt" bash -c "$(declare -f restart); WORK=$WORK restart $1" >/dev/null 2>&1
+    cat "$WORK/time.txt" | tee -a "$times"
+}
+for ((r = 0; r < ROUNDS; r++)); do
+    timed "$A" A; timed "$B" B; timed "$B" B; timed "$A" A
+done
+python3 - "$times" <<'PY'
+import statistics as st, sys
+rows = [l.split() for l in open(sys.argv[1])]
+med = {}
+for b in "AB":
+    wall = [float(r[1]) for r in rows if r[0] == b]
+    cpu = [float(r[2]) + float(r[3]) for r in rows if r[0] == b]
+    med[b] = (st.median(wall), st.median(cpu))
+    print(f"{b}: median wall {med[b][0]:.2f} s ({min(wall):.2f} to {max(wall):.2f}), median CPU {med[b][1]:.1f} s, {len(wall)} restarts")
+print(f"B / A: wall {med['B'][0] / med['A'][0]:.2f}, CPU {med['B'][1] / med['A'][1]:.2f}")
+PY
