@@ -166,6 +166,8 @@ impl Plan {
                 extra: task.checkpoint_facts(),
                 reshape_from: args.reshape_from.clone(),
             }),
+            // Only the result files (--out) list every evaluation; the end table has its totals.
+            gather_trials: args.out.is_some(),
             ..RunConfig::default()
         };
         Ok(Plan { task, config })

@@ -149,6 +149,12 @@ impl Optimizer {
         self.observers.push(mode, observer);
         self
     }
+    /// Whether world rank 0 gathers every evaluation into the result's `trials` (default: yes;
+    /// see [`RunConfig::gather_trials`](crate::config::RunConfig::gather_trials)).
+    pub fn gather_trials(mut self, gather: bool) -> Self {
+        self.config.gather_trials = gather;
+        self
+    }
     /// Checkpoint into `dir` (resumed if it holds this run) with the default fsync policy.
     pub fn checkpoint(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
         self.config.checkpoint = Some(CheckpointSettings { dir: dir.into(), ..Default::default() });

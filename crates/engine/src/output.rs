@@ -59,11 +59,6 @@ pub fn individual_json(space: &SearchSpace, objectives: &[Objective], ind: &Indi
     j
 }
 
-/// Evaluations an early stopper ended, among the trials (world rank 0 holds them all).
-fn pruned_trials(result: &RunResult) -> usize {
-    result.trials.iter().filter(|t| t.pruned()).count()
-}
-
 fn finite_or_null(x: f64) -> Json {
     if x.is_finite() { json!(x) } else { Json::Null }
 }
@@ -105,7 +100,7 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
     let obj = best.as_object_mut().expect("object");
     obj.insert("evaluations".into(), json!(result.evaluations));
     obj.insert("failed".into(), json!(result.failed));
-    obj.insert("pruned".into(), json!(pruned_trials(result)));
+    obj.insert("pruned".into(), json!(result.pruned));
     obj.insert("wall_s".into(), json!(result.wall_s));
     obj.insert("evals_per_s".into(), json!(result.evals_per_s()));
     obj.insert("resumed".into(), json!(result.resumed));
@@ -329,7 +324,7 @@ pub const ISLAND_TOPS_TITLE: &str =
 /// The totals line, then the best loss or the run's front.
 fn totals_and_best(s: &mut String, result: &RunResult) {
     let mut resumed = String::new();
-    let pruned = pruned_trials(result);
+    let pruned = result.pruned;
     if pruned > 0 {
         let _ = write!(resumed, ", {pruned} pruned");
     }

@@ -23,6 +23,7 @@ pub fn result_of(replay: &Replay, top_n: usize) -> RunResult {
     let tally = Tally {
         evaluations: trials.len() as u64,
         failed: trials.iter().filter(|t| t.failure.is_some()).count() as u64,
+        pruned: trials.iter().filter(|t| t.pruned()).count() as u64,
         emigrated: replay.workers.iter().flat_map(|j| &j.emigrations).map(|(_, i)| i.len() as u64).sum(),
         resumed: 0,
     };

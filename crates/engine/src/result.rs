@@ -21,6 +21,9 @@ pub struct RunResult {
     pub evaluations: u64,
     /// Evaluations that failed (error, panic, NaN).
     pub failed: u64,
+    /// Evaluations an early stopper ended.
+    #[serde(default)]
+    pub pruned: u64,
     /// Seconds of the optimization itself (from the start barrier to the clean end).
     pub wall_s: f64,
     /// True if every worker of each island ended with the same active population.
@@ -73,6 +76,7 @@ impl RunResult {
 pub(crate) struct Tally {
     pub evaluations: u64,
     pub failed: u64,
+    pub pruned: u64,
     pub emigrated: u64,
     pub resumed: u64,
 }
@@ -114,6 +118,7 @@ impl RunResult {
             trials,
             evaluations: tally.evaluations,
             failed: tally.failed,
+            pruned: tally.pruned,
             wall_s,
             consistent,
             active_per_island,

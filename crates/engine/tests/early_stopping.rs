@@ -65,6 +65,29 @@ fn hopeless_evaluations_are_pruned_and_recorded_with_their_curve() {
     a.sort_by_key(|x| x.0);
     b.sort_by_key(|x| x.0);
     assert_eq!(a, b);
+    assert_eq!((result.pruned, from_disk.pruned), (pruned.len() as u64, pruned.len() as u64));
+}
+
+/// The count of pruned evaluations comes from the workers, not from the trials on rank 0: a run
+/// that does not gather them reports it all the same.
+#[test]
+fn without_the_trials_the_pruned_count_is_still_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = Optimizer::new(space())
+        .generations(30)
+        .seed(3)
+        .checkpoint(dir.path())
+        .gather_trials(false)
+        .early_stopping(MedianStopper::default())
+        .run_local(2, |p, ctx| Ok(train(p.float("x"), ctx)?))
+        .unwrap();
+    assert!(result.trials.is_empty());
+    let from_disk = propulate_engine::report::result_of(&propulate_engine::report::load(dir.path()).unwrap(), 1);
+    let pruned = from_disk.trials.iter().filter(|t| t.pruned()).count() as u64;
+    assert!(pruned >= 10, "only {pruned} of 60 pruned");
+    assert_eq!(result.pruned, pruned);
+    let summary = propulate_engine::output::summary_table(&space(), &result);
+    assert!(summary.contains(&format!("evaluations: 60 (0 failed, {pruned} pruned)")), "{summary}");
 }
 
 #[test]

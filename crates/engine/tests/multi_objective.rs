@@ -81,6 +81,28 @@ fn the_front_is_every_non_dominated_evaluation_and_nothing_else() {
     assert!(result.front.iter().all(|i| i.loss == i.objectives[0]));
 }
 
+/// A run that does not gather its trials on rank 0 still has the run's whole front (each worker
+/// sends its own front) and the same totals: checked against the checkpoint's every evaluation.
+#[test]
+fn without_the_trials_the_front_is_still_every_non_dominated_evaluation() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = optimizer()
+        .generations(60)
+        .islands(2)
+        .migration_probability(0.5)
+        .checkpoint(dir.path())
+        .gather_trials(false)
+        .run_local(4, |p, _| zdt1_with_failures(p))
+        .unwrap();
+    assert!(result.trials.is_empty(), "{} trials gathered", result.trials.len());
+    let replayed = report::result_of(&report::load(dir.path()).unwrap(), 1);
+    assert_eq!(replayed.trials.len(), 240);
+    assert_eq!((result.evaluations, result.failed), (240, replayed.failed));
+    assert!(result.failed > 0, "the test means to include failures");
+    assert!(result.front.len() >= 5, "a front of {}", result.front.len());
+    assert_eq!(ids(&result.front), ids(&non_dominated(&replayed.trials)), "complete and non-dominated");
+}
+
 /// The genetic propagator breeds towards the front: its hypervolume beats random search's with
 /// the same evaluations. On ZDT1 at 160 evaluations on 2 workers, measured over seeds 0-5: the
 /// genetic propagator's hypervolume (up to (10, 10)) ranged 79.0-90.3 and random search's

@@ -7,6 +7,7 @@ use crate::config::RunConfig;
 use crate::error::Result;
 use crate::result::{IslandView, RunResult, Tally};
 use crate::transport::Communicator;
+use propulate_core::front::pareto_front;
 use propulate_core::individual::{Individual, IndividualId};
 use propulate_core::layout::Layout;
 use propulate_core::population::Population;
@@ -20,15 +21,18 @@ struct RootReport {
     view: IslandView,
     evaluations: u64,
     failed: u64,
+    pruned: u64,
     emigrated: u64,
     resumed: u64,
 }
 
-/// FNV-1a over the sorted active identities: equal populations give equal fingerprints.
+/// FNV-1a over the sorted active identities: equal populations give equal fingerprints (within
+/// one run: only the roots of one job compare them).
 fn fingerprint(ids: &[IndividualId]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for id in ids {
-        for b in encode(id) {
+        let words = [u64::from(id.island), u64::from(id.worker), id.generation];
+        for b in words.iter().flat_map(|w| w.to_le_bytes()) {
             h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
         }
     }
@@ -61,6 +65,7 @@ pub(crate) fn summarize(
         view: IslandView::of(population, top_n, &cfg.objective_signs()),
         evaluations: evaluated.len() as u64,
         failed: evaluated.iter().filter(|i| i.failure.is_some()).count() as u64,
+        pruned: evaluated.iter().filter(|i| i.pruned()).count() as u64,
         emigrated,
         resumed,
     };
@@ -78,13 +83,22 @@ pub(crate) fn summarize(
     let tally = Tally {
         evaluations: reports.iter().map(|r| r.evaluations).sum(),
         failed: reports.iter().map(|r| r.failed).sum(),
+        pruned: reports.iter().map(|r| r.pruned).sum(),
         emigrated: reports.iter().map(|r| r.emigrated).sum(),
         resumed: reports.iter().map(|r| r.resumed).sum(),
     };
 
     // Trials go to rank 0 only: they can be large and only rank 0 writes files. They travel in
-    // chunks (the chunk count first), so that no message nears MPI's 2 GiB count limit.
+    // chunks (the chunk count first), so that no message nears MPI's 2 GiB count limit. Without
+    // them, only what rank 0's Pareto front needs travels: each worker's own front (the front of
+    // the fronts is the front of every evaluation).
     const CHUNK: usize = 100_000;
+    let signs = cfg.objective_signs();
+    let evaluated = match (cfg.gather_trials, signs.len()) {
+        (true, _) => evaluated,
+        (false, 0 | 1) => Vec::new(),
+        (false, _) => pareto_front(&evaluated, &signs),
+    };
     let mut trials = Vec::new();
     if roots.rank() == 0 {
         // Room for every trial at once: growing it worker by worker copied it several times over.
@@ -104,5 +118,9 @@ pub(crate) fn summarize(
         }
         roots.wait_sends()?;
     }
-    Ok(RunResult::aggregate(islands, tally, top_n, consistent, wall_s, trials, &cfg.objectives))
+    let mut result = RunResult::aggregate(islands, tally, top_n, consistent, wall_s, trials, &cfg.objectives);
+    if !cfg.gather_trials {
+        result.trials = Vec::new();
+    }
+    Ok(result)
 }
