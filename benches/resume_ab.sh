@@ -8,7 +8,9 @@
 #   bash benches/resume_ab.sh OLD_BINARY NEW_BINARY
 #
 # Knobs: ROUNDS [4] (each runs A B B A); WORK [bench-results/resume-ab] (its ck/, the run made
-# once by A if absent).
+# once by A if absent). Each binary restarts its own copy of it (ck-A/, ck-B/, copied once): a
+# binary may leave files there that the other does not know (journal snapshots, since 2026-11-26).
+# The warm-up restarts each copy once (and so writes B's snapshots, if it makes them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/mpi-env.sh
@@ -16,13 +18,17 @@ A=$1 B=$2
 ROUNDS=${ROUNDS:-4}
 WORK=${WORK:-bench-results/resume-ab}
 mkdir -p "$WORK"
-restart() { mpirun -np 8 --bind-to none "$1" --function sphere --islands 2 --generations 125000 --checkpoint "$WORK/ck" -q; }
-[ -f "$WORK/ck/manifest.json" ] || restart "$A" >/dev/null 2>&1
-restart "$B" >/dev/null 2>&1
+restart() { mpirun -np 8 --bind-to none "$1" --function sphere --islands 2 --generations 125000 --checkpoint "$2" -q; }
+[ -f "$WORK/ck/manifest.json" ] || restart "$A" "$WORK/ck" >/dev/null 2>&1
+for x in A B; do
+    [ -d "$WORK/ck-$x" ] || cp -r "$WORK/ck" "$WORK/ck-$x"
+done
+restart "$A" "$WORK/ck-A" >/dev/null 2>&1
+restart "$B" "$WORK/ck-B" >/dev/null 2>&1
 times=$WORK/times.txt
 : > "$times"
 timed() {
-    /usr/bin/time -f "$2 %e %U %S" -o "$WORK/time.txt" bash -c "$(declare -f restart); WORK=$WORK restart $1" >/dev/null 2>&1
+    /usr/bin/time -f "$2 %e %U %S" -o "$WORK/time.txt" bash -c "$(declare -f restart); restart $1 $WORK/ck-$2" >/dev/null 2>&1 || { echo "$2: the restart failed" >&2; exit 1; }
     cat "$WORK/time.txt" | tee -a "$times"
 }
 for ((r = 0; r < ROUNDS; r++)); do

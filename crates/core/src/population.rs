@@ -236,7 +236,10 @@ impl Population {
         // Slots in identity order, so that the same events always give the same population; each
         // record learns its slot through its individual's index, in one sweep of the table (looking
         // every active identity up in identity order was a cache miss each).
-        active_at.sort_unstable();
+        // Stable sorts where the input comes in long sorted runs (each worker's share arrives in
+        // its generation order, which is also identity and breeding order): they merge the runs
+        // in close to linear time, where an unstable sort starts over.
+        active_at.sort();
         let mut slot_of = vec![u32::MAX; stored.len()];
         for (slot, &(_, k)) in active_at.iter().enumerate() {
             slot_of[k as usize] = slot as u32;
@@ -249,7 +252,7 @@ impl Population {
         drop(slot_of);
         let active_ids: Vec<IndividualId> = active_at.into_iter().map(|(id, _)| id).collect();
         active.sort_unstable();
-        bred.sort_unstable();
+        bred.sort();
         let known = stored.len();
         let (by_loss, by_breeding) = (active.into_iter().collect(), bred.into_iter().collect());
         Population {
@@ -475,7 +478,8 @@ impl Population {
     /// The identities of the active individuals, sorted (to compare populations across workers).
     pub fn active_ids_sorted(&self) -> Vec<IndividualId> {
         let mut ids = self.active_ids.clone();
-        ids.sort_unstable();
+        // Stable: sorted already after a resume, which this sees in linear time.
+        ids.sort();
         ids
     }
 }

@@ -6,7 +6,9 @@
 
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::journal::{MAX_WORKERS, Manifest, ensure_unlocked, inspect_checkpoint, read_worker_journal, reshape};
+use crate::journal::{
+    MAX_WORKERS, Manifest, ensure_unlocked, inspect_checkpoint, read_worker_journal, reshape, write_snapshot,
+};
 use crate::observe::{Event, RankObservers};
 
 use super::agree::{WireError, agree};
@@ -171,14 +173,20 @@ pub(crate) fn prepare(
         return Ok(None);
     };
     let worker = roots.rank();
-    let mine = ensure_unlocked(&ck.dir, worker).and_then(|()| read_worker_journal(&ck.dir, worker, &manifest)).map(
-        |(journal, warnings)| {
-            for w in &warnings {
+    let mine =
+        ensure_unlocked(&ck.dir, worker).and_then(|()| read_worker_journal(&ck.dir, worker, &manifest)).map(|read| {
+            for w in &read.warnings {
                 observers.emit(&Event::Warning(w));
             }
-            journal
-        },
-    );
+            // The next resume decodes what this one parsed (journal/snapshot.rs); a snapshot that
+            // cannot be written costs that resume time, nothing else.
+            if read.worth_a_snapshot()
+                && let Err(e) = write_snapshot(&ck.dir, worker, &read.segments, &read.journal, &read.tail_warnings)
+            {
+                observers.emit(&Event::Warning(&format!("no snapshot of the journal for the next resume: {e}")));
+            }
+            read.journal
+        });
     let (mine, status) = match mine {
         Ok(m) => (Some(m), Ok(())),
         Err(e) => (None, Err(e)),

@@ -11,6 +11,7 @@ mod lock;
 mod manifest;
 mod replay;
 mod reshape;
+mod snapshot;
 mod validate;
 mod writer;
 
@@ -19,10 +20,11 @@ pub use manifest::{
     CheckpointLayout, FORMAT, MAX_GENERATION_OFFSET, MAX_MANIFEST_BYTES, MAX_WORKERS, Manifest, VERSION,
 };
 pub use replay::{
-    Replay, WorkerJournal, inspect_checkpoint, island_population, island_populations, read_checkpoint,
+    Replay, WorkerJournal, WorkerRead, inspect_checkpoint, island_population, island_populations, read_checkpoint,
     read_worker_journal,
 };
 pub use reshape::reshape;
+pub use snapshot::{parse_snapshot_name, snapshot_name, write as write_snapshot};
 pub use writer::{FsyncPolicy, JournalWriter, ensure_unlocked};
 
 use serde::{Deserialize, Serialize};

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::manifest::MANIFEST;
 use super::validate::RecordRules;
-use super::{Bred, Deact, Eval, Event, Manifest, Migrants, parse_segment_name};
+use super::{Bred, Deact, Eval, Event, Manifest, Migrants, parse_segment_name, snapshot};
 use crate::error::{Error, Result};
 use crate::output_files::is_output_file_name;
 use propulate_core::individual::{Individual, IndividualId};
@@ -97,19 +97,15 @@ fn is_lock_name(name: &str) -> bool {
 pub fn read_checkpoint(dir: &Path) -> Result<Option<Replay>> {
     let Some((manifest, segments)) = classify(dir)? else { return Ok(None) };
     let layout = manifest_layout(dir, &manifest)?;
-    let mut workers = vec![WorkerJournal::default(); layout.workers()];
+    if let Some(((worker, _), path)) = segments.range((layout.workers(), 0)..).next() {
+        return Err(missing_worker(path, *worker, &layout));
+    }
+    let mut workers = Vec::with_capacity(layout.workers());
     let mut warnings = Vec::new();
-    for (w, journal) in workers.iter_mut().enumerate() {
-        reserve_evaluations(journal, &worker_segments(&segments, w));
-    }
-    for ((worker, _), path) in &segments {
-        let journal = workers.get_mut(*worker).ok_or_else(|| missing_worker(path, *worker, &layout))?;
-        let rules = RecordRules::new(&manifest.space, &layout, manifest.generation_offset, *worker)
-            .with_objectives(manifest.config.objectives.len());
-        read_segment(path, &rules, journal, &mut warnings)?;
-    }
-    for w in &mut workers {
-        w.drop_finished_in_flight(manifest.generation_offset);
+    for w in 0..layout.workers() {
+        let read = read_worker(dir, w, &segments, &manifest, &layout)?;
+        warnings.extend(read.warnings);
+        workers.push(read.journal);
     }
     Ok(Some(Replay { manifest, layout, workers, warnings }))
 }
@@ -154,6 +150,7 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
         } else if name != MANIFEST_TEMPORARY
             && !is_output_file_name(&name)
             && !is_lock_name(&name)
+            && snapshot::parse_snapshot_name(&name).is_none()
             && !is_rank_log_dir(&entry.path())
             && !is_trials_dir(&name, &entry.path())
             && !is_states_dir(&name, &entry.path())
@@ -177,26 +174,76 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
     Ok(Some((Manifest::read(dir)?, segments)))
 }
 
-/// Read every segment of one worker's journal under `manifest` (its owner does this on resume, in
-/// parallel with the other workers, and shares the result in binary form; rank 0 has read and
-/// checked the manifest and the directory's contents). Returns the journal and the warnings.
-pub fn read_worker_journal(dir: &Path, worker: usize, manifest: &Manifest) -> Result<(WorkerJournal, Vec<String>)> {
+/// One worker's journal as read, with what a snapshot of it would cover.
+#[derive(Debug)]
+pub struct WorkerRead {
+    /// What the journal says.
+    pub journal: WorkerJournal,
+    /// Torn tails that were ignored, and a snapshot that was.
+    pub warnings: Vec<String>,
+    /// The torn tails alone: what a snapshot of this read repeats when it is taken.
+    pub tail_warnings: Vec<String>,
+    /// Every segment read (from the snapshot or parsed), by number, with its size.
+    pub segments: Vec<(u32, u64)>,
+    /// Bytes parsed as JSON: those a snapshot did not cover.
+    pub parsed_bytes: u64,
+}
+
+impl WorkerRead {
+    /// Whether a snapshot of this read would save the next one parsing enough to be worth writing.
+    pub fn worth_a_snapshot(&self) -> bool {
+        self.parsed_bytes >= super::snapshot::WORTH_WRITING
+    }
+}
+
+/// Read one worker's journal under `manifest` (its owner does this on resume, in parallel with the
+/// other workers, and shares the result in binary form; rank 0 has read and checked the manifest
+/// and the directory's contents): its snapshot where one covers the first segments, the rest
+/// parsed.
+pub fn read_worker_journal(dir: &Path, worker: usize, manifest: &Manifest) -> Result<WorkerRead> {
     let segments = list_segments(dir)?;
     let layout = manifest_layout(dir, manifest)?;
     if worker >= layout.workers() {
         return Err(missing_worker(&dir.join(super::segment_name(worker, 0)), worker, &layout));
     }
-    let rules = RecordRules::new(&manifest.space, &layout, manifest.generation_offset, worker)
+    read_worker(dir, worker, &segments, manifest, &layout)
+}
+
+fn read_worker(
+    dir: &Path,
+    worker: usize,
+    segments: &Segments,
+    manifest: &Manifest,
+    layout: &Layout,
+) -> Result<WorkerRead> {
+    let rules = RecordRules::new(&manifest.space, layout, manifest.generation_offset, worker)
         .with_objectives(manifest.config.objectives.len());
-    let mut journal = WorkerJournal::default();
+    let own: Vec<(u32, &PathBuf)> = segments.range((worker, 0)..=(worker, u32::MAX)).map(|(k, p)| (k.1, p)).collect();
     let mut warnings = Vec::new();
-    let own = worker_segments(&segments, worker);
-    reserve_evaluations(&mut journal, &own);
-    for path in own {
-        read_segment(path, &rules, &mut journal, &mut warnings)?;
+    let (mut journal, mut tail_warnings, mut read) = match snapshot::load(dir, worker, &own, &rules) {
+        snapshot::Loaded::Taken(t) => (t.journal, t.warnings, t.covers),
+        snapshot::Loaded::Absent => Default::default(),
+        snapshot::Loaded::Ignored(reason) => {
+            warnings.push(format!(
+                "{}: ignored, {reason}; the journal's segments are read instead",
+                dir.join(snapshot::snapshot_name(worker)).display()
+            ));
+            Default::default()
+        }
+    };
+    let rest = &own[read.len()..];
+    if read.is_empty() {
+        reserve_evaluations(&mut journal, rest);
+    }
+    let mut parsed_bytes = 0;
+    for &(number, path) in rest {
+        let size = read_segment(path, &rules, &mut journal, &mut tail_warnings)?;
+        read.push((number, size));
+        parsed_bytes += size;
     }
     journal.drop_finished_in_flight(manifest.generation_offset);
-    Ok((journal, warnings))
+    warnings.extend(tail_warnings.iter().cloned());
+    Ok(WorkerRead { journal, warnings, tail_warnings, segments: read, parsed_bytes })
 }
 
 /// The journal segments in `dir`, by worker and number.
@@ -211,87 +258,101 @@ fn list_segments(dir: &Path) -> Result<Segments> {
     Ok(segments)
 }
 
-/// `worker`'s segments in order (a range of the map, which is ordered by worker, then segment).
-fn worker_segments(segments: &Segments, worker: usize) -> Vec<&PathBuf> {
-    segments.range((worker, 0)..=(worker, u32::MAX)).map(|(_, p)| p).collect()
-}
-
 /// Room in `j` for every evaluation its segments can hold (an evaluation's records take well over
 /// 200 bytes), so that reading does not grow the vector by copying it into fresh pages, segment
 /// after segment; room never written costs no memory. A size that cannot be read, or room that
 /// cannot be had (a sparse file's huge apparent size), reserves nothing: reading then grows the
 /// vector as it goes, and says what is wrong with the segment.
-fn reserve_evaluations(j: &mut WorkerJournal, segments: &[&PathBuf]) {
-    let bytes: u64 = segments.iter().filter_map(|p| fs::metadata(p).ok()).map(|m| m.len()).sum();
+fn reserve_evaluations(j: &mut WorkerJournal, segments: &[(u32, &PathBuf)]) {
+    let bytes: u64 = segments.iter().filter_map(|(_, p)| fs::metadata(p).ok()).map(|m| m.len()).sum();
     let _ = j.evaluated.try_reserve(usize::try_from(bytes / 200).unwrap_or(0));
 }
 
 /// Read one segment into `j`: every record parsed, checked against `rules` and, for evaluations,
-/// against the worker's generation sequence.
-fn read_segment(path: &Path, rules: &RecordRules<'_>, j: &mut WorkerJournal, warnings: &mut Vec<String>) -> Result<()> {
-    let (worker, generation_offset) = (rules.worker, rules.generation_offset);
-    // Read line by line through one buffer: the whole segment in one fresh allocation cost every
-    // rank of a large resume a page fault per 4 KiB of journal, more than parsing some of it.
+/// against the worker's generation sequence. Returns the segment's size in bytes (a torn tail
+/// included).
+fn read_segment(
+    path: &Path,
+    rules: &RecordRules<'_>,
+    j: &mut WorkerJournal,
+    warnings: &mut Vec<String>,
+) -> Result<u64> {
+    // Read through one buffer, each line parsed where it lies in it (copied out only when it
+    // straddles the buffer's end): the whole segment in one fresh allocation cost every rank of a
+    // large resume a page fault per 4 KiB of journal, more than parsing some of it.
     let file = fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut buffer = Vec::new();
+    let mut straddling = Vec::new();
     let mut offset = 0usize;
-    let corrupt = |offset: usize, what: String| {
-        Error::Checkpoint(format!("{}: corrupted record at byte offset {offset}: {what}", path.display()))
-    };
     loop {
-        buffer.clear();
-        let read = reader.read_until(b'\n', &mut buffer).map_err(|e| Error::io(path, e))?;
-        if read == 0 {
-            break;
+        let available = reader.fill_buf().map_err(|e| Error::io(path, e))?;
+        if available.is_empty() {
+            return Ok(offset as u64);
         }
-        let Some((b'\n', line)) = buffer.split_last() else {
+        if let Some(end) = memchr::memchr(b'\n', available) {
+            read_record(&available[..end], offset, path, rules, j)?;
+            reader.consume(end + 1);
+            offset += end + 1;
+            continue;
+        }
+        straddling.clear();
+        let read = reader.read_until(b'\n', &mut straddling).map_err(|e| Error::io(path, e))?;
+        let Some((b'\n', line)) = straddling.split_last() else {
             warnings.push(format!(
                 "{}: ignoring a torn last record at byte offset {offset} ({read} bytes; the run was killed while writing it)",
                 path.display(),
             ));
-            break;
+            return Ok((offset + read) as u64);
         };
-        let len = line.len();
-        // UTF-8 checked once per line: parsing from bytes checked every key of every record again.
-        let line = std::str::from_utf8(line).map_err(|e| corrupt(offset, format!("not UTF-8 text: {e}")))?;
-        // Records that resume does not read back are not built: a bred child's identity is checked
-        // but not its values (it is bred again), a receipt of immigrants only for being valid JSON
-        // (the sender's record is the one replayed). Over a third of a journal's lines are these.
-        if has_tag(line, "bred") {
-            let BredId { id } = serde_json::from_str(line).map_err(|e| corrupt(offset, e.to_string()))?;
-            rules.bred_here(&id).map_err(|e| corrupt(offset, e))?;
-            j.in_flight.push(id);
-            offset += len + 1;
-            continue;
-        }
-        if has_tag(line, "immig") {
-            serde_json::from_str::<serde::de::IgnoredAny>(line).map_err(|e| corrupt(offset, e.to_string()))?;
-            offset += len + 1;
-            continue;
-        }
-        let event = parse_event(line).map_err(|e| corrupt(offset, e.to_string()))?;
-        rules.check(&event).map_err(|e| corrupt(offset, e))?;
-        match event {
-            Event::Bred(Bred { id, .. }) => j.in_flight.push(id),
-            Event::Eval(Eval { ind }) => {
-                let expected = generation_offset + j.evaluated.len() as u64;
-                if ind.id.worker as usize != worker || ind.id.generation != expected {
-                    return Err(corrupt(
-                        offset,
-                        format!("evaluation {} where worker {worker}'s generation {expected} was expected", ind.id),
-                    ));
-                }
-                j.evaluated.push(ind);
-                j.done = false;
+        read_record(line, offset, path, rules, j)?;
+        offset += read;
+    }
+}
+
+/// Read one record (a line without its newline, at byte `offset` of the segment at `path`) into `j`.
+fn read_record(line: &[u8], offset: usize, path: &Path, rules: &RecordRules<'_>, j: &mut WorkerJournal) -> Result<()> {
+    let (worker, generation_offset) = (rules.worker, rules.generation_offset);
+    let corrupt = |what: String| {
+        Error::Checkpoint(format!("{}: corrupted record at byte offset {offset}: {what}", path.display()))
+    };
+    // UTF-8 checked once per line: parsing from bytes checked every key of every record again.
+    let line = std::str::from_utf8(line).map_err(|e| corrupt(format!("not UTF-8 text: {e}")))?;
+    // Records that resume does not read back are not built: a bred child's identity is checked
+    // but not its values (it is bred again), a receipt of immigrants only for being valid JSON
+    // (the sender's record is the one replayed). Over a third of a journal's lines are these.
+    if has_tag(line, "bred") {
+        let id = match bred_id_as_written(line) {
+            Some(id) => id,
+            None => serde_json::from_str::<BredId>(line).map_err(|e| corrupt(e.to_string()))?.id,
+        };
+        rules.bred_here(&id).map_err(corrupt)?;
+        j.in_flight.push(id);
+        return Ok(());
+    }
+    if has_tag(line, "immig") {
+        serde_json::from_str::<serde::de::IgnoredAny>(line).map_err(|e| corrupt(e.to_string()))?;
+        return Ok(());
+    }
+    let event = parse_event(line).map_err(|e| corrupt(e.to_string()))?;
+    rules.check(&event).map_err(corrupt)?;
+    match event {
+        Event::Bred(Bred { id, .. }) => j.in_flight.push(id),
+        Event::Eval(Eval { ind }) => {
+            let expected = generation_offset + j.evaluated.len() as u64;
+            if ind.id.worker as usize != worker || ind.id.generation != expected {
+                return Err(corrupt(format!(
+                    "evaluation {} where worker {worker}'s generation {expected} was expected",
+                    ind.id
+                )));
             }
-            Event::Emig(Migrants { to, inds }) => j.emigrations.push((to, inds)),
-            Event::Seed(Migrants { to, inds }) => j.seeds.push((to, inds)),
-            Event::Deact(Deact { ids }) => j.deactivations.extend(ids),
-            Event::Immig(_) => {}
-            Event::Done(_) => j.done = true,
+            j.evaluated.push(ind);
+            j.done = false;
         }
-        offset += len + 1;
+        Event::Emig(Migrants { to, inds }) => j.emigrations.push((to, inds)),
+        Event::Seed(Migrants { to, inds }) => j.seeds.push((to, inds)),
+        Event::Deact(Deact { ids }) => j.deactivations.extend(ids),
+        Event::Immig(_) => {}
+        Event::Done(_) => j.done = true,
     }
     Ok(())
 }
@@ -300,6 +361,30 @@ fn read_segment(path: &Path, rules: &RecordRules<'_>, j: &mut WorkerJournal, war
 #[derive(serde::Deserialize)]
 struct BredId {
     id: IndividualId,
+}
+
+/// The identity of a `bred` record spelled exactly as the writer writes it,
+/// `{"e":"bred","id":{"island":I,"worker":W,"generation":G},"values":[...]}`, read without a JSON
+/// parser (a fifth of a journal's bytes are these records, and parsing them was a fifth of reading
+/// it); `None` for any other spelling, which the parser then reads or refuses. The values are not
+/// read: the child is bred again on resume.
+fn bred_id_as_written(line: &str) -> Option<IndividualId> {
+    let rest = line.strip_prefix(r#"{"e":"bred","id":{"island":"#)?;
+    let (island, rest) = json_uint(rest)?;
+    let (worker, rest) = json_uint(rest.strip_prefix(r#","worker":"#)?)?;
+    let (generation, rest) = json_uint(rest.strip_prefix(r#","generation":"#)?)?;
+    rest.strip_prefix(r#"},"values":["#)?.strip_suffix("]}")?;
+    Some(IndividualId { island: island.try_into().ok()?, worker: worker.try_into().ok()?, generation })
+}
+
+/// The unsigned integer that `s` starts with, as JSON spells one (no sign, no leading zero), and
+/// the rest of `s`.
+fn json_uint(s: &str) -> Option<(u64, &str)> {
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || (digits > 1 && s.starts_with('0')) {
+        return None;
+    }
+    Some((s[..digits].parse().ok()?, &s[digits..]))
 }
 
 /// True if `line` is a record of kind `tag` as the writer writes it (`{"e":"<tag>",...`).

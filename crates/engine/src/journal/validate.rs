@@ -13,7 +13,7 @@ use propulate_core::individual::{Individual, IndividualId};
 use propulate_core::layout::Layout;
 use propulate_core::space::SearchSpace;
 
-use super::{Bred, Deact, Eval, Event, Immig, Migrants};
+use super::{Bred, Deact, Eval, Event, Immig, Migrants, WorkerJournal};
 
 /// What one worker's journal records must agree with. Checking allocates only to describe a
 /// violation, so reading a long journal stays as fast as parsing it.
@@ -65,6 +65,28 @@ impl<'a> RecordRules<'a> {
             Event::Deact(Deact { ids }) => ids.iter().try_for_each(|(id, _)| self.identity(id)),
             Event::Done(_) => Ok(()),
         }
+    }
+
+    /// Check what a snapshot of this worker's journal holds (`journal/snapshot.rs`) by the rules
+    /// its records were checked by when they were read: a snapshot is a cache, and one that was
+    /// damaged, edited or copied from another run must not get further than a journal would.
+    pub(super) fn check_journal(&self, j: &WorkerJournal) -> Result<(), String> {
+        for (k, ind) in j.evaluated.iter().enumerate() {
+            let expected = self.generation_offset + k as u64;
+            if ind.id.worker as usize != self.worker || ind.id.generation != expected {
+                return Err(format!(
+                    "evaluation {} where worker {}'s generation {expected} was expected",
+                    ind.id, self.worker
+                ));
+            }
+            self.individual(ind, self.island)?;
+        }
+        for (to, inds) in j.emigrations.iter().chain(&j.seeds) {
+            let to = self.island_index(*to, "migrants for island")?;
+            inds.iter().try_for_each(|ind| self.individual(ind, to))?;
+        }
+        j.deactivations.iter().try_for_each(|(id, _)| self.identity(id))?;
+        j.in_flight.iter().try_for_each(|id| self.bred_here(id))
     }
 
     /// A `bred` record is this worker's own child of this run.
