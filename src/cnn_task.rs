@@ -126,8 +126,9 @@ impl Task for CnnTask {
 
     fn default_propagator(&self) -> &'static str {
         // Trainings are expensive and few per worker: a model of all of them (GP-EI) finds the
-        // networks that learn where the genetic default wanders at chance (docs/benchmarks/cnn.md).
-        "gp"
+        // networks that learn where the genetic default wanders at chance (docs/benchmarks/cnn.md);
+        // `auto` picks it for this mostly numeric space up to a thousand evaluations.
+        propulate::propagator::AUTO
     }
 
     fn pbt_fixed(&self) -> &'static [&'static str] {

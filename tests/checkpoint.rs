@@ -635,6 +635,15 @@ fn a_resume_keeps_the_checkpoints_propagator_settings() {
     let fresh = job(&tmp.path().join("fresh"), &["--generations", "2", "--propagator", "gp"]);
     assert!(fresh.status.success(), "{}", String::from_utf8_lossy(&fresh.stderr));
     assert_eq!(settings_in_best(), (true.into(), true.into(), 0.0));
+    // --propagator auto says what it picked, which the checkpoint records; a GP flag that the
+    // pick takes is accepted.
+    let auto = job(&tmp.path().join("auto"), &["--generations", "3", "--propagator", "auto", "--gp-xi", "0.2"]);
+    let stderr = String::from_utf8_lossy(&auto.stderr);
+    assert!(auto.status.success(), "{stderr}");
+    assert!(stderr.contains("auto picked gp: 2 numeric and 0 categorical parameters, 3 evaluations"), "{stderr}");
+    assert_eq!(settings_in_best().2, 0.2);
+    let manifest = std::fs::read_to_string(tmp.path().join("auto").join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"name\": \"gp\""), "{manifest}");
 }
 
 /// The manifest records the breeding settings the flags chose, which a resume then keeps: the

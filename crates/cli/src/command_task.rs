@@ -88,8 +88,9 @@ impl Task for CommandTask {
     }
 
     fn default_propagator(&self) -> &'static str {
-        // Trainings are expensive and few per worker, as the CNN task's: a model of all of them.
-        "gp"
+        // Trainings are expensive and few per worker, as the CNN task's: a model of all of them (the
+        // GP) unless the space is mostly categorical or the budget long (`auto`'s rule).
+        propulate::propagator::AUTO
     }
 
     fn early_stopper(&self) -> Option<Box<dyn EarlyStopper>> {

@@ -112,3 +112,45 @@ fn a_programs_own_propagator_is_recorded_by_name_and_the_default_with_its_settin
     let manifest = Manifest::read(fresh.path()).unwrap();
     assert_eq!(manifest.config.propagator, Some(PropagatorSpec::with_defaults("ga", 2).unwrap()));
 }
+
+/// `auto` picks by the space and the budget where the run reads its checkpoint, says what it
+/// picked and why, and records the pick: a resume with a budget that would pick otherwise keeps it.
+#[test]
+fn auto_is_picked_said_and_recorded_and_a_resume_keeps_the_pick() {
+    use propulate_engine::ObserverMode;
+    use propulate_engine::observe::{Event, RankInfo};
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let notices = Arc::new(Mutex::new(Vec::<String>::new()));
+    let heard = Arc::clone(&notices);
+    let auto = PropagatorChoice { default: propulate_core::propagator::AUTO.into(), ..PropagatorChoice::default() };
+    let with_auto = |o: Optimizer| {
+        let config = RunConfig { propagator_choice: Some(auto.clone()), ..o.run_config().clone() };
+        o.config(config)
+    };
+    let first = run(dir.path(), 5, |o| {
+        with_auto(o).observer(ObserverMode::Never, move |_: &RankInfo, e: &Event<'_>| {
+            if let Event::Notice(text) = e {
+                heard.lock().unwrap().push(text.to_string());
+            }
+        })
+    })
+    .unwrap();
+    let gp = PropagatorSpec::with_defaults("gp", 2).unwrap();
+    assert_eq!(first.propagator.as_ref(), Some(&gp));
+    assert_eq!(Manifest::read(dir.path()).unwrap().config.propagator.as_ref(), Some(&gp));
+    let said = notices.lock().unwrap().clone();
+    assert!(
+        said.iter().any(|n| n
+            == "auto picked gp: 1 numeric and 0 categorical parameter, 10 evaluations: at most 1000, mostly numeric"),
+        "{said:?}"
+    );
+    // 2 workers x 600 generations plan 1,200 evaluations: CMA-ES. Resumed with 5 generations
+    // (10 evaluations, for which auto picks the GP), the run keeps breeding with its CMA-ES.
+    let long = tempfile::tempdir().unwrap();
+    let first = run(long.path(), 600, with_auto).unwrap();
+    assert_eq!(first.propagator.as_ref().map(PropagatorSpec::name), Some("cmaes"), "a new run of 1,200 evaluations");
+    let resumed = run(long.path(), 5, with_auto).unwrap();
+    assert_eq!(resumed.propagator, first.propagator);
+    assert_eq!(resumed.evaluations, 1200);
+}

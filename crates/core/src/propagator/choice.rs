@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::auto::{AUTO, Problem};
 use super::{DefaultPropagatorConfig, PropagatorSpec, TpeConfig};
 use crate::error::{Error, Result};
 
@@ -68,13 +69,27 @@ impl Continued<'_> {
 impl PropagatorChoice {
     /// The propagator in effect, every setting resolved: the one named, else the continued run's
     /// (so that the same command line resumes a run as it was, even one started when the task's
-    /// default was another), else [`Self::default`]. Each setting is the given one, else the
-    /// continued run's (same propagator), else the default for `workers`; then
+    /// default was another), else [`Self::default`]; [`AUTO`] is picked by
+    /// [`Self::resolve_for`]'s problem, except on resume, which keeps the checkpoint's. Each setting
+    /// is the given one, else the continued run's (same propagator), else the default for `workers`; then
     /// [`PropagatorSpec::raise_starts`]. Refused: a resume naming another propagator than its
     /// checkpoint's, and a setting of another propagator than the one in effect (it would change
     /// nothing).
     pub fn resolve(&self, continued: Continued<'_>, workers: usize) -> Result<PropagatorSpec> {
+        self.resolve_for(continued, workers, None).map(|(spec, _)| spec)
+    }
+
+    /// [`Self::resolve`], with `problem` for [`AUTO`] to pick by; also returns what `auto` picked
+    /// and why, when it picked. Without a problem, `auto` is an error.
+    pub fn resolve_for(
+        &self,
+        continued: Continued<'_>,
+        workers: usize,
+        problem: Option<&Problem>,
+    ) -> Result<(PropagatorSpec, Option<String>)> {
         let name = match (&self.name, continued) {
+            // What auto picked when the run began stays picked: the budget may have grown since.
+            (Some(given), Continued::Resumed { spec, .. }) if given == AUTO => spec.name().to_string(),
             (Some(given), Continued::Resumed { checkpoint, spec }) if given != spec.name() => {
                 return Err(Error::InvalidConfig(format!(
                     "--propagator {given}: the checkpoint in {checkpoint} was bred with {recorded}; resume with \
@@ -84,6 +99,19 @@ impl PropagatorChoice {
             }
             (Some(given), _) => given.clone(),
             (None, _) => continued.spec().map_or(self.default.clone(), |s| s.name().to_string()),
+        };
+        let (name, picked) = match (name.as_str(), problem) {
+            (AUTO, Some(problem)) => {
+                let (name, why) = problem.pick();
+                (name.to_string(), Some(why))
+            }
+            (AUTO, None) => {
+                return Err(Error::InvalidConfig(
+                    "propagator auto picks by the search space and the budget, which this resolution was not given"
+                        .into(),
+                ));
+            }
+            _ => (name, None),
         };
         self.check_settings_belong_to(&name)?;
         let fresh = match (name.as_str(), self.reference_genetic) {
@@ -110,7 +138,7 @@ impl PropagatorChoice {
             pbt.fixed = self.pbt_fixed_default.clone();
         }
         spec.raise_starts();
-        Ok(spec)
+        Ok((spec, picked))
     }
 
     /// The choice with population-based training keeping `fixed` when it explores, in a new run
@@ -187,6 +215,33 @@ mod tests {
             settings,
             pbt_fixed_default: Vec::new(),
         }
+    }
+
+    #[test]
+    fn auto_picks_by_the_problem_and_a_resume_keeps_what_it_picked() {
+        let small = Problem { numeric: 5, categorical: 0, evaluations: 200, objectives: 0 };
+        let long = Problem { evaluations: 5000, ..small };
+        let auto = PropagatorChoice { default: AUTO.into(), ..choice(None, vec![]) };
+        let (spec, why) = auto.resolve_for(Continued::Nothing, 8, Some(&small)).unwrap();
+        assert_eq!(spec, PropagatorSpec::with_defaults("gp", 8).unwrap());
+        assert!(why.unwrap().starts_with("auto picked gp: 5 numeric"));
+        let (spec, _) = auto.resolve_for(Continued::Nothing, 8, Some(&long)).unwrap();
+        assert_eq!(spec.name(), "cmaes");
+        // Named, as a task's default, or on a resume that now plans 5000 evaluations: the
+        // checkpoint's GP stays, with its recorded settings.
+        let PropagatorSpec::Gp(mut recorded) = PropagatorSpec::with_defaults("gp", 8).unwrap() else { panic!() };
+        recorded.xi = 0.3;
+        let recorded = PropagatorSpec::Gp(recorded);
+        let resumed = Continued::Resumed { checkpoint: "ck", spec: &recorded };
+        for asked in [auto.clone(), choice(Some(AUTO), vec![])] {
+            assert_eq!(asked.resolve_for(resumed, 8, Some(&long)).unwrap(), (recorded.clone(), None));
+        }
+        // A setting of another propagator than the one picked is refused, naming the pick.
+        let tpe_setting = choice(Some(AUTO), vec![given("--tpe-gamma", &["tpe"], "gamma", json!(0.3))]);
+        let e = tpe_setting.resolve_for(Continued::Nothing, 8, Some(&small)).unwrap_err().to_string();
+        assert!(e.contains("--tpe-gamma sets the tpe propagator, but the propagator is gp"), "{e}");
+        // Without a problem to pick by, auto cannot resolve.
+        assert!(auto.resolve(Continued::Nothing, 8).unwrap_err().to_string().contains("auto picks by"));
     }
 
     #[test]

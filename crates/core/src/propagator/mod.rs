@@ -1,6 +1,7 @@
 //! Propagators: pure functions from parents to offspring, given the search space and a random stream.
 //! They do no I/O and know nothing of MPI; the driver owns time, messages and the population.
 
+mod auto;
 mod choice;
 mod cmaes;
 mod combinators;
@@ -21,6 +22,7 @@ mod selection;
 mod spec;
 mod tpe;
 
+pub use auto::{AUTO, GP_EVALUATIONS, Problem};
 pub use choice::{Continued, GivenSetting, PropagatorChoice};
 pub use cmaes::{Cmaes, CmaesConfig, CovarianceUpdate, default_population_size};
 pub use combinators::{Choice, Compose, Conditional, Stochastic};

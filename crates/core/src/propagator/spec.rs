@@ -89,7 +89,7 @@ impl PropagatorSpec {
             "pbt" => PropagatorSpec::Pbt(PbtConfig::default()),
             other => {
                 return Err(Error::InvalidConfig(format!(
-                    "unknown propagator '{other}'; valid: {}",
+                    "unknown propagator '{other}'; valid: {}, or auto (picked by the space and the budget)",
                     PropagatorSpec::NAMES.join(", ")
                 )));
             }

@@ -15,7 +15,7 @@ use super::agree::{WireError, agree};
 use super::resume::{Resumed, rebuild};
 use crate::transport::Communicator;
 use propulate_core::layout::Layout;
-use propulate_core::propagator::{Continued, DefaultPropagatorConfig, PropagatorSpec};
+use propulate_core::propagator::{Continued, DefaultPropagatorConfig, Problem, PropagatorSpec};
 use propulate_core::space::SearchSpace;
 
 /// What rank 0 found where the run checkpoints.
@@ -27,11 +27,18 @@ pub(crate) struct Opened {
     /// The built-in propagator the run breeds with, resolved (the same on every rank); `None`: the
     /// program's own.
     pub propagator: Option<PropagatorSpec>,
+    /// On rank 0, what `auto` picked and why, when the run asked for it.
+    pub picked: Option<String>,
 }
 
 /// Rank 0 checks the checkpoint's directory, reads its manifest and resolves the propagator
 /// against it; every rank gets the same propagator or the same error (collective).
-pub(crate) fn open(world: &mut dyn Communicator, cfg: &RunConfig, layout: &Layout) -> Result<Opened> {
+pub(crate) fn open(
+    world: &mut dyn Communicator,
+    cfg: &RunConfig,
+    space: &SearchSpace,
+    layout: &Layout,
+) -> Result<Opened> {
     // Every rank computes the same layout, so every rank returns this error before any collective.
     if cfg.checkpoint.is_some() && layout.workers() > MAX_WORKERS {
         return Err(Error::InvalidConfig(format!(
@@ -42,7 +49,7 @@ pub(crate) fn open(world: &mut dyn Communicator, cfg: &RunConfig, layout: &Layou
     }
     let (mut opened, mut bytes) = (Opened::default(), Vec::new());
     if world.rank() == 0 {
-        let found = open_on_rank_0(cfg, layout);
+        let found = open_on_rank_0(cfg, space, layout);
         // JSON, not the wire's postcard: a spec is a tagged object (`"name"` inside).
         bytes = serde_json::to_vec(&found.as_ref().map(|o| &o.propagator).map_err(WireError::from))
             .expect("a propagator spec serializes");
@@ -55,7 +62,7 @@ pub(crate) fn open(world: &mut dyn Communicator, cfg: &RunConfig, layout: &Layou
     Ok(opened)
 }
 
-fn open_on_rank_0(cfg: &RunConfig, layout: &Layout) -> Result<Opened> {
+fn open_on_rank_0(cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Result<Opened> {
     let manifest = match &cfg.checkpoint {
         Some(ck) => inspect_checkpoint(&ck.dir)?,
         None => None,
@@ -71,7 +78,11 @@ fn open_on_rank_0(cfg: &RunConfig, layout: &Layout) -> Result<Opened> {
         (None, Some(m)) => m.config.propagator.as_ref().map(Continued::Reshaped),
         (None, None) => None,
     };
-    let propagator = propagator_in_effect(cfg, continued.unwrap_or(Continued::Nothing), layout.workers())?;
+    // What `auto` picks by: the space, the evaluations planned, the objectives.
+    let evaluations = cfg.generations.saturating_mul(layout.workers() as u64);
+    let problem = Problem::new(space, evaluations, cfg.objectives.len());
+    let (propagator, picked) =
+        propagator_in_effect(cfg, continued.unwrap_or(Continued::Nothing), layout.workers(), &problem)?;
     // The spec travels to the other ranks, and into the manifest, as JSON, which has no NaN or
     // infinity: such a setting is refused here, by name, not as an undecodable message.
     if let Some(spec) = &propagator {
@@ -84,24 +95,32 @@ fn open_on_rank_0(cfg: &RunConfig, layout: &Layout) -> Result<Opened> {
             )));
         }
     }
-    Ok(Opened { manifest, propagator })
+    Ok(Opened { manifest, propagator, picked })
 }
 
 /// The built-in propagator a run breeds with: the command line's choice resolved against the run
 /// it continues, else the program's spec, else the continued run's (a library resume without a
 /// spec breeds as its checkpoint did), else the genetic one's defaults; `None` with the program's
 /// own propagator.
-fn propagator_in_effect(cfg: &RunConfig, continued: Continued<'_>, workers: usize) -> Result<Option<PropagatorSpec>> {
+fn propagator_in_effect(
+    cfg: &RunConfig,
+    continued: Continued<'_>,
+    workers: usize,
+    problem: &Problem,
+) -> Result<(Option<PropagatorSpec>, Option<String>)> {
     if cfg.custom_propagator.is_some() {
-        return Ok(None);
+        return Ok((None, None));
     }
     let spec = match (&cfg.propagator_choice, &cfg.propagator, continued) {
-        (Some(choice), _, _) => choice.resolve(continued, workers)?,
+        (Some(choice), _, _) => {
+            let (spec, picked) = choice.resolve_for(continued, workers, Some(problem))?;
+            return Ok((Some(spec), picked));
+        }
         (None, Some(spec), _) => spec.clone(),
         (None, None, Continued::Resumed { spec, .. } | Continued::Reshaped(spec)) => spec.clone(),
         (None, None, Continued::Nothing) => PropagatorSpec::Ga(DefaultPropagatorConfig::for_workers(workers)),
     };
-    Ok(Some(spec))
+    Ok((Some(spec), None))
 }
 
 fn check(manifest: &Manifest, cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Result<()> {

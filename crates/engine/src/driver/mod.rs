@@ -103,8 +103,9 @@ where
     // checkpoint it resumes (a choice merged with the recorded spec, or the recorded spec itself).
     let mut resolved = cfg.clone();
     resolved.custom_propagator = propagator.map(|p| p.name().to_string());
-    let mut opened = checkpoint::open(world, &resolved, &layout)?;
+    let mut opened = checkpoint::open(world, &resolved, space, &layout)?;
     resolved.propagator = opened.propagator.take();
+    let picked = opened.picked.take();
     resolved.propagator_choice = None;
     resolved.validate()?;
     let built;
@@ -146,6 +147,9 @@ where
     let mut observers = observers.for_rank(rank_info(&layout, rank, &launch));
     let started = observers.start().map_err(crate::error::Error::Observer);
     agree(world, started)?;
+    if let Some(why) = &picked {
+        observers.emit(&crate::observe::Event::Notice(why));
+    }
     let mut resumed =
         checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout, &mut observers, opened)?;
     world.barrier()?;

@@ -1,0 +1,99 @@
+//! `auto`: a propagator picked by the search space, the budget and the objectives, as OptunaHub's
+//! AutoSampler picks a sampler: a model of every evaluation (the GP) while evaluations are few and
+//! the space mostly numeric, the Parzen estimators (TPE) for spaces of mostly categorical
+//! parameters, CMA-ES for long searches of numeric spaces, the genetic propagator for several
+//! objectives. The run resolves it once, where it reads its checkpoint, and records the propagator
+//! it picked with every setting: a resume breeds with that one, whatever its budget.
+
+use crate::space::{Domain, SearchSpace};
+
+/// The name that asks for the pick (`--propagator auto`, a task's default).
+pub const AUTO: &str = "auto";
+
+/// Evaluations up to which the GP is picked for a mostly numeric space. Past a thousand its fit
+/// costs each breed seconds (it models at most `GpConfig::max_points` of them anyway), and
+/// Optuna's AutoSampler leaves its GP far earlier.
+pub const GP_EVALUATIONS: u64 = 1000;
+
+/// What the pick depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Problem {
+    /// Float and int parameters.
+    pub numeric: usize,
+    /// Categorical parameters.
+    pub categorical: usize,
+    /// Evaluations the run plans: generations times workers.
+    pub evaluations: u64,
+    /// Objectives declared (0 or 1: one loss).
+    pub objectives: usize,
+}
+
+impl Problem {
+    /// The problem of a run over `space` planning `evaluations` with `objectives` objectives.
+    pub fn new(space: &SearchSpace, evaluations: u64, objectives: usize) -> Self {
+        let categorical = space.params().iter().filter(|p| matches!(p.domain, Domain::Categorical { .. })).count();
+        Problem { numeric: space.params().len() - categorical, categorical, evaluations, objectives }
+    }
+
+    /// The propagator `auto` picks, and why (for the run's notice).
+    pub fn pick(&self) -> (&'static str, String) {
+        let Problem { numeric, categorical, evaluations, objectives } = *self;
+        let params = format!(
+            "{numeric} numeric and {categorical} categorical parameter{}, {evaluations} evaluations",
+            if numeric + categorical == 1 { "" } else { "s" }
+        );
+        let (name, rule) = if objectives >= 2 {
+            (
+                "ga",
+                format!(
+                    "{objectives} objectives (only the genetic propagator and random search rank by Pareto dominance)"
+                ),
+            )
+        } else if categorical > numeric {
+            ("tpe", format!("{params}: mostly categorical"))
+        } else if evaluations <= GP_EVALUATIONS {
+            ("gp", format!("{params}: at most {GP_EVALUATIONS}, mostly numeric"))
+        } else if categorical == 0 {
+            ("cmaes", format!("{params}: over {GP_EVALUATIONS}, all numeric"))
+        } else {
+            ("tpe", format!("{params}: over {GP_EVALUATIONS}, some categorical"))
+        };
+        (name, format!("auto picked {name}: {rule}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(numeric: usize, categorical: usize, evaluations: u64, objectives: usize) -> &'static str {
+        Problem { numeric, categorical, evaluations, objectives }.pick().0
+    }
+
+    #[test]
+    fn the_rule_picks_by_objectives_space_and_budget() {
+        assert_eq!(problem(5, 0, 200, 0), "gp");
+        assert_eq!(problem(3, 1, 1000, 1), "gp", "the CNN's space at a thousand evaluations");
+        assert_eq!(problem(3, 3, 16, 0), "gp", "as many categorical as numeric: still mostly numeric");
+        assert_eq!(problem(1, 2, 16, 0), "tpe");
+        assert_eq!(problem(10, 0, 1001, 0), "cmaes");
+        assert_eq!(problem(10, 1, 5000, 0), "tpe");
+        assert_eq!(problem(5, 0, 200, 2), "ga");
+        let (_, why) = Problem { numeric: 2, categorical: 0, evaluations: 48, objectives: 0 }.pick();
+        assert_eq!(
+            why,
+            "auto picked gp: 2 numeric and 0 categorical parameters, 48 evaluations: at most 1000, mostly numeric"
+        );
+    }
+
+    #[test]
+    fn a_space_counts_its_categorical_parameters() {
+        let space = SearchSpace::builder()
+            .float("lr", 1e-4, 1.0)
+            .int("layers", 1, 4)
+            .categorical("act", &["relu", "tanh"])
+            .build()
+            .unwrap();
+        assert_eq!(Problem::new(&space, 80, 0), Problem { numeric: 2, categorical: 1, evaluations: 80, objectives: 0 });
+    }
+}
