@@ -105,12 +105,16 @@ pub fn write(
     let payload = postcard::to_allocvec(&SnapshotRef { covers, warnings, journal })
         .map_err(|e| Error::Checkpoint(format!("encoding the snapshot of worker {worker}: {e}")))?;
     let (tmp, path) = (dir.join(temporary_name(worker)), dir.join(snapshot_name(worker)));
-    let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    f.write_all(MAGIC)
-        .and_then(|()| f.write_all(&checksum(&payload).to_le_bytes()))
-        .and_then(|()| f.write_all(&payload))
-        .map_err(|e| Error::io(&tmp, e))?;
-    drop(f);
+    let written = fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(MAGIC)?;
+        f.write_all(&checksum(&payload).to_le_bytes())?;
+        f.write_all(&payload)
+    });
+    if let Err(e) = written {
+        // A full disk leaves no half-written file behind (a resume would ignore one anyway).
+        let _ = fs::remove_file(&tmp);
+        return Err(Error::io(&tmp, e));
+    }
     fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
 }
 
