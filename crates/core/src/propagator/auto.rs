@@ -10,9 +10,10 @@ use crate::space::{Domain, SearchSpace};
 /// The name that asks for the pick (`--propagator auto`, a task's default).
 pub const AUTO: &str = "auto";
 
-/// Evaluations up to which the GP is picked for a mostly numeric space. Past a thousand its fit
-/// costs each breed seconds (it models at most `GpConfig::max_points` of them anyway), and
-/// Optuna's AutoSampler leaves its GP far earlier.
+/// Evaluations up to which the GP is picked for a mostly numeric space. Its model holds at most
+/// `GpConfig::max_points` (200) of the island's evaluations, the best half and the latest half:
+/// past a thousand it sees a fifth of the search or less, and Optuna's AutoSampler leaves its GP
+/// earlier still.
 pub const GP_EVALUATIONS: u64 = 1000;
 
 /// What the pick depends on.
