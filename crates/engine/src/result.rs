@@ -15,7 +15,9 @@ pub struct RunResult {
     pub best: Vec<Individual>,
     /// The best individuals of each island's final active population, best first.
     pub islands: Vec<Vec<Individual>>,
-    /// Every evaluation of the run (on world rank 0 only; empty elsewhere).
+    /// Every evaluation of the run (on world rank 0 only, and only with
+    /// [`RunConfig::gather_trials`](crate::config::RunConfig::gather_trials), the default; empty
+    /// elsewhere).
     pub trials: Vec<Individual>,
     /// Total evaluations over all workers.
     pub evaluations: u64,
