@@ -57,7 +57,7 @@ fn a_snapshot_reads_back_as_its_segments_and_a_resume_from_it_continues_exactly(
     let manifest = Manifest::read(parts.path()).unwrap();
     let read = read_worker_journal(parts.path(), 1, &manifest).unwrap();
     assert_eq!(read.parsed_bytes, 0, "nothing parsed where a snapshot covers every segment");
-    assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+    assert_eq!(read.warnings().count(), 0, "{:?}", read.warnings().collect::<Vec<_>>());
 
     // One worker breeds deterministically: resumed from its snapshot (plus the segment written
     // after it), the run is the uninterrupted one.
@@ -86,8 +86,7 @@ fn a_snapshot_that_does_not_check_out_is_ignored_with_a_warning() {
     let ignored = |why: &str| {
         let read = read_worker_journal(dir.path(), 0, &manifest).unwrap();
         assert!(read.parsed_bytes > 0, "{why}: the segments are parsed");
-        let warning =
-            read.warnings.iter().find(|w| w.contains("ignored")).unwrap_or_else(|| panic!("{why}: no warning"));
+        let warning = read.warnings().find(|w| w.contains("ignored")).unwrap_or_else(|| panic!("{why}: no warning"));
         assert!(warning.contains(&snapshot.display().to_string()) && warning.contains(why), "{warning}");
         assert_eq!(journals(dir.path()), parsed, "{why}: the journal read as if there were no snapshot");
     };
@@ -123,7 +122,7 @@ fn a_snapshot_that_does_not_check_out_is_ignored_with_a_warning() {
     std::fs::write(&segment, &longer).unwrap();
     ignored("it covers segment 0");
     std::fs::write(&segment, &original).unwrap();
-    assert!(read_worker_journal(dir.path(), 0, &manifest).unwrap().warnings.is_empty(), "taken again");
+    assert_eq!(read_worker_journal(dir.path(), 0, &manifest).unwrap().warnings().count(), 0, "taken again");
 
     // A resume goes on from the journal whatever the snapshot: here a damaged one.
     std::fs::write(&snapshot, &bad).unwrap();

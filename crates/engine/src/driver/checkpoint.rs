@@ -194,7 +194,7 @@ pub(crate) fn prepare(
     let worker = roots.rank();
     let mine =
         ensure_unlocked(&ck.dir, worker).and_then(|()| read_worker_journal(&ck.dir, worker, &manifest)).map(|read| {
-            for w in &read.warnings {
+            for w in read.warnings() {
                 observers.emit(&Event::Warning(w));
             }
             // The next resume decodes what this one parsed (journal/snapshot.rs); a snapshot that

@@ -104,7 +104,7 @@ pub fn read_checkpoint(dir: &Path) -> Result<Option<Replay>> {
     let mut warnings = Vec::new();
     for w in 0..layout.workers() {
         let read = read_worker(dir, w, &segments, &manifest, &layout)?;
-        warnings.extend(read.warnings);
+        warnings.extend(read.warnings().cloned());
         workers.push(read.journal);
     }
     Ok(Some(Replay { manifest, layout, workers, warnings }))
@@ -179,9 +179,9 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
 pub struct WorkerRead {
     /// What the journal says.
     pub journal: WorkerJournal,
-    /// Torn tails that were ignored, and a snapshot that was.
-    pub warnings: Vec<String>,
-    /// The torn tails alone: what a snapshot of this read repeats when it is taken.
+    /// Why the worker's snapshot was ignored, if it was.
+    pub ignored_snapshot: Option<String>,
+    /// Torn tails that were ignored: what a snapshot of this read repeats when it is taken.
     pub tail_warnings: Vec<String>,
     /// Every segment read (from the snapshot or parsed), by number, with its size.
     pub segments: Vec<(u32, u64)>,
@@ -190,6 +190,11 @@ pub struct WorkerRead {
 }
 
 impl WorkerRead {
+    /// Everything the read warns of: an ignored snapshot, then the torn tails.
+    pub fn warnings(&self) -> impl Iterator<Item = &String> {
+        self.ignored_snapshot.iter().chain(&self.tail_warnings)
+    }
+
     /// Whether a snapshot of this read would save the next one parsing enough to be worth writing.
     pub fn worth_a_snapshot(&self) -> bool {
         self.parsed_bytes >= super::snapshot::WORTH_WRITING
@@ -219,12 +224,12 @@ fn read_worker(
     let rules = RecordRules::new(&manifest.space, layout, manifest.generation_offset, worker)
         .with_objectives(manifest.config.objectives.len());
     let own: Vec<(u32, &PathBuf)> = segments.range((worker, 0)..=(worker, u32::MAX)).map(|(k, p)| (k.1, p)).collect();
-    let mut warnings = Vec::new();
+    let mut ignored_snapshot = None;
     let (mut journal, mut tail_warnings, mut read) = match snapshot::load(dir, worker, &own, &rules) {
         snapshot::Loaded::Taken(t) => (t.journal, t.warnings, t.covers),
         snapshot::Loaded::Absent => Default::default(),
         snapshot::Loaded::Ignored(reason) => {
-            warnings.push(format!(
+            ignored_snapshot = Some(format!(
                 "{}: ignored, {reason}; the journal's segments are read instead",
                 dir.join(snapshot::snapshot_name(worker)).display()
             ));
@@ -242,8 +247,7 @@ fn read_worker(
         parsed_bytes += size;
     }
     journal.drop_finished_in_flight(manifest.generation_offset);
-    warnings.extend(tail_warnings.iter().cloned());
-    Ok(WorkerRead { journal, warnings, tail_warnings, segments: read, parsed_bytes })
+    Ok(WorkerRead { journal, ignored_snapshot, tail_warnings, segments: read, parsed_bytes })
 }
 
 /// The journal segments in `dir`, by worker and number.
