@@ -54,6 +54,18 @@ if [ -f "$venv/.complete" ] && [ -d "$(libtorch)/lib" ]; then
     libtorch
     exit 0
 fi
+# The wheels take about 6.8 GB once installed; pip's cache would hold another 3 GB of them, so it
+# is not used, and a short disk stops here with what to do instead of pip's "No space left".
+need_kb=$((7500 * 1024))
+parent="$(dirname "$venv")"
+mkdir -p "$parent"
+free_kb="$(df -Pk "$parent" | awk 'NR == 2 { print $4 }')"
+if [ "$free_kb" -lt "$need_kb" ]; then
+    echo "install-libtorch: torch 2.9.0 with its CUDA libraries needs about 7.5 GB in $parent," \
+        "which has $((free_kb / 1024)) MB free. Free some space, put it elsewhere with" \
+        "PROPULATE_TORCH_VENV=DIR, or use a torch already installed with PROPULATE_LIBTORCH=DIR." >&2
+    exit 1
+fi
 echo "install-libtorch: installing torch 2.9.0 into $venv" >&2
 if ! python3 -m venv "$venv" >/dev/null 2>&1; then
     # Debian's python3 keeps venv in a package of its own.
@@ -63,6 +75,11 @@ if ! python3 -m venv "$venv" >/dev/null 2>&1; then
     rm -rf "$venv"
     python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install -q torch==2.9.0 numpy >&2
+if ! "$venv/bin/pip" install -q --no-cache-dir torch==2.9.0 numpy >&2; then
+    # A half-installed torch is gigabytes that the next try could not use.
+    rm -rf "$venv"
+    echo "install-libtorch: installing torch 2.9.0 into $venv failed (pip's message above)" >&2
+    exit 1
+fi
 touch "$venv/.complete"
 libtorch

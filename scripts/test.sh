@@ -13,6 +13,9 @@ export PROPULATE_OPTUNA_PYTHON
 # Debian's Chromium, for the test that opens report.html headless (tests/report_in_browser.rs).
 PROPULATE_CHROMIUM=$(bash scripts/install-chromium.sh)
 export PROPULATE_CHROMIUM
+# A full run rebuilds most of the workspace anyway; incremental state would add about 6 GB to the
+# build's 8 (a CI machine ran out of disk installing torch after such a build had filled it).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 cargo fmt --all --check
 # One feature set for the whole workspace, so that every crate (Burn above all) is built once:
 # MPI, the CNN task with both Burn backends (flex, and libtorch 2.9.0 through burn-tch), and NCCL
