@@ -13,7 +13,8 @@
 //! 0.5 to 0.999. The loss is the best validation loss on the test split (first 1000 images).
 //! Breeding is Bayesian optimization (`Gp`, a Gaussian process over the island's evaluations), as
 //! in the CLI's CNN task: trainings are few and expensive, and a model of all of them finds the
-//! networks that learn sooner than the library's genetic default.
+//! networks that learn sooner than the genetic propagator (it is also what the library's default,
+//! `auto`, picks for this space and budget).
 
 use std::sync::Arc;
 use std::time::Duration;

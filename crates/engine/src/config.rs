@@ -82,7 +82,8 @@ pub struct RunConfig {
     /// With pollination, which individuals immigrants replace.
     pub immigration: Selection,
     /// The built-in propagator and its settings; `None`: a resume breeds with its checkpoint's,
-    /// a new run with the genetic one and the defaults for the number of workers. A run records
+    /// a new run with what `auto` picks for its space, budget and objectives
+    /// (`propagator::Problem::pick`), with the defaults for the number of workers. A run records
     /// the spec in effect in its checkpoint (defaults included) and refuses to resume with
     /// another. Checkpoints written before specs existed hold the genetic propagator's bare
     /// settings here, which still read (as `ga`).

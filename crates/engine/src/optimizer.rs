@@ -165,7 +165,8 @@ impl Optimizer {
     pub fn rank_logs(self, dir: impl Into<std::path::PathBuf>, interval: u64) -> Self {
         self.observer(ObserverMode::Every(interval.max(1)), RankLog::new(dir))
     }
-    /// Settings of the default (genetic) propagator.
+    /// Breed with the genetic propagator and these settings (without any propagator set, a new run
+    /// breeds with what `auto` picks for its space, budget and objectives).
     pub fn default_propagator(mut self, cfg: DefaultPropagatorConfig) -> Self {
         self.config.propagator = Some(PropagatorSpec::Ga(cfg));
         self

@@ -93,8 +93,9 @@ fn a_resume_without_a_propagator_keeps_the_recorded_one_and_a_choice_merges_with
 }
 
 /// A run breeding with the program's own propagator records its name; a resume with another
-/// one is refused, with the same one it goes on. A run with no propagator chosen records the
-/// genetic one with the defaults for its workers.
+/// one is refused, with the same one it goes on. A run with no propagator chosen records what
+/// `auto` picks (the GP for a small numeric search; several objectives: the genetic one), with the
+/// defaults for its workers, and a resume of it without a choice keeps it whatever the budget.
 #[test]
 fn a_programs_own_propagator_is_recorded_by_name_and_the_default_with_its_settings() {
     let dir = tempfile::tempdir().unwrap();
@@ -110,7 +111,20 @@ fn a_programs_own_propagator_is_recorded_by_name_and_the_default_with_its_settin
     let fresh = tempfile::tempdir().unwrap();
     run(fresh.path(), 2, |o| o).unwrap();
     let manifest = Manifest::read(fresh.path()).unwrap();
-    assert_eq!(manifest.config.propagator, Some(PropagatorSpec::with_defaults("ga", 2).unwrap()));
+    let gp = PropagatorSpec::with_defaults("gp", 2).unwrap();
+    assert_eq!(manifest.config.propagator.as_ref(), Some(&gp));
+    let resumed = run(fresh.path(), 3, |o| o).unwrap();
+    assert_eq!(resumed.propagator.as_ref(), Some(&gp));
+
+    let objectives = tempfile::tempdir().unwrap();
+    let two = vec![propulate_core::Objective::min("a"), propulate_core::Objective::min("b")];
+    let result = Optimizer::new(space())
+        .generations(2)
+        .objectives(two)
+        .checkpoint(objectives.path())
+        .run_local(2, |p, _| Ok(vec![p.float("x").powi(2), (p.float("x") - 1.0).powi(2)]))
+        .unwrap();
+    assert_eq!(result.propagator, Some(PropagatorSpec::with_defaults("ga", 2).unwrap()));
 }
 
 /// `auto` picks by the space and the budget where the run reads its checkpoint, says what it

@@ -15,7 +15,7 @@ use super::agree::{WireError, agree};
 use super::resume::{Resumed, rebuild};
 use crate::transport::Communicator;
 use propulate_core::layout::Layout;
-use propulate_core::propagator::{Continued, DefaultPropagatorConfig, Problem, PropagatorSpec};
+use propulate_core::propagator::{Continued, Problem, PropagatorSpec};
 use propulate_core::space::SearchSpace;
 
 /// What rank 0 found where the run checkpoints.
@@ -100,8 +100,8 @@ fn open_on_rank_0(cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Resu
 
 /// The built-in propagator a run breeds with: the command line's choice resolved against the run
 /// it continues, else the program's spec, else the continued run's (a library resume without a
-/// spec breeds as its checkpoint did), else the genetic one's defaults; `None` with the program's
-/// own propagator.
+/// spec breeds as its checkpoint did), else what `auto` picks for the problem; `None` with the
+/// program's own propagator.
 fn propagator_in_effect(
     cfg: &RunConfig,
     continued: Continued<'_>,
@@ -118,7 +118,11 @@ fn propagator_in_effect(
         }
         (None, Some(spec), _) => spec.clone(),
         (None, None, Continued::Resumed { spec, .. } | Continued::Reshaped(spec)) => spec.clone(),
-        (None, None, Continued::Nothing) => PropagatorSpec::Ga(DefaultPropagatorConfig::for_workers(workers)),
+        // A new run that names nothing gets what `auto` picks, as the command line's tasks do.
+        (None, None, Continued::Nothing) => {
+            let (name, picked) = problem.pick();
+            return Ok((Some(PropagatorSpec::with_defaults(name, workers)?), Some(picked)));
+        }
     };
     Ok((Some(spec), None))
 }
