@@ -213,14 +213,20 @@ fn exploits_continue_the_donors_latest_state() {
     assert!(trials.iter().all(|t| t["failure"].is_null()), "{trials:?}");
 }
 
+/// With PB2's explore (which the resume keeps, recorded in the checkpoint): the model picks the
+/// exploiting members' values, nothing else changes.
 #[test]
 fn a_kill_9_then_the_same_command_resumes_every_member_from_its_last_state() {
     let _one_job = one_job_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    kill_9_after(job(dir, "0.2"), &dir.join("ck"), 8);
+    let pb2 = || before_command(job(dir, "0.2"), &["--pbt-explore", "pb2"]);
+    kill_9_after(pb2(), &dir.join("ck"), 8);
     let before = recorded(&dir.join("ck"));
     assert!(before < 24, "the kill came after the end ({before} evaluations)");
+    let manifest: Value = serde_json::from_str(&read(&dir.join("ck/manifest.json"))).unwrap();
+    assert_eq!(manifest["config"]["propagator"]["explore"], "pb2", "{manifest}");
+    // The same command without the flag resumes as recorded.
     let out = run_with_timeout(job(dir, "0.2"), Duration::from_secs(300));
     let stdout = succeeded(&out);
     assert!(stdout.contains("from the checkpoint"), "{stdout}");

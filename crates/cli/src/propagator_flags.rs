@@ -240,6 +240,16 @@ const FLAGS: &[SettingFlag] = &[
                (messages between workers can lag; a worker that bred from it meanwhile must find it) [default: 10]",
     },
     SettingFlag {
+        long: "pbt-explore",
+        owners: PBT,
+        field: "explore",
+        kind: Kind::Names(&propulate::propagator::PbtExplore::NAMES),
+        help: "PBT: how an exploiting member's floats and ints move from the donor's: perturb (multiplied by \
+               0.8 or 1.2, or resampled: the paper's and Ray Tune's PBT) or pb2 (picked by a Gaussian \
+               process of what the island's intervals gained, as Ray Tune's PB2; for small populations) \
+               [default: perturb]",
+    },
+    SettingFlag {
         long: "pbt-steps",
         owners: PBT,
         field: "steps",

@@ -1,5 +1,5 @@
 //! Where to evaluate next: the point of the space with the highest log expected improvement under
-//! the process, found as Optuna's GPSampler and BoTorch find it. Many candidates are scored (the
+//! the process (or another [`Acquisition`]), found as Optuna's GPSampler and BoTorch find it. Many candidates are scored (the
 //! caller draws them: uniform and near the best points); a few of them become starts (the best
 //! one, the caller's warm starts, and others drawn with probability growing with their score); from
 //! each start a local search alternates L-BFGS on the continuous coordinates with a search over
@@ -22,6 +22,8 @@ pub(crate) enum CoordinateKind {
     Grid(usize),
     /// One of `n` choices, held as the choice's index.
     Choices(usize),
+    /// Not searched: it keeps the start's value (PB2's training step, a parameter held fixed).
+    Held,
 }
 
 /// A grid this small is searched whole; a larger one by a widening line search.
@@ -34,14 +36,49 @@ const CLIMB: Stop = Stop { iterations: 100, gradient: 1e-7, relative_decrease: 1
 /// Smallest predictive variance used: the log of EI at a point the model is sure of stays finite.
 const MIN_VARIANCE: f64 = 1e-18;
 
+/// What the search maximizes, with its gradient by every coordinate (the discrete ones' entries
+/// are not read).
+pub(crate) trait Acquisition {
+    fn value(&self, x: &[f64]) -> f64;
+    fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>);
+}
+
 /// Log expected improvement below `best` under a process.
 pub(crate) struct LogEi<'a> {
     pub gp: &'a MaternGp,
     pub best: f64,
 }
 
-impl LogEi<'_> {
-    pub(crate) fn value(&self, x: &[f64]) -> f64 {
+/// The lower confidence bound of a minimized output, negated so that the search maximizes it:
+/// `kappa` standard deviations below the mean (GP-UCB, as PB2 uses it).
+pub(crate) struct LowerConfidence<'a> {
+    pub gp: &'a MaternGp,
+    pub kappa: f64,
+}
+
+impl Acquisition for LowerConfidence<'_> {
+    fn value(&self, x: &[f64]) -> f64 {
+        let (mean, variance) = self.gp.predict(x);
+        let v = -mean + self.kappa * variance.max(MIN_VARIANCE).sqrt();
+        if v.is_nan() { f64::NEG_INFINITY } else { v }
+    }
+
+    fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
+        let b = self.gp.belief(x);
+        let sd = b.variance.max(MIN_VARIANCE).sqrt();
+        let held = b.variance <= MIN_VARIANCE;
+        let grad = b
+            .d_mean
+            .iter()
+            .zip(&b.d_variance)
+            .map(|(dm, dv)| -dm + if held { 0.0 } else { self.kappa * dv / (2.0 * sd) })
+            .collect();
+        (-b.mean + self.kappa * sd, grad)
+    }
+}
+
+impl Acquisition for LogEi<'_> {
+    fn value(&self, x: &[f64]) -> f64 {
         let (mean, variance) = self.gp.predict(x);
         let v = log_expected_improvement(mean, variance.max(MIN_VARIANCE).sqrt(), self.best).0;
         if v.is_nan() { f64::NEG_INFINITY } else { v }
@@ -62,10 +99,10 @@ impl LogEi<'_> {
     }
 }
 
-/// The candidate with the highest log EI after local searches from the best of `candidates`,
+/// The candidate with the highest acquisition after local searches from the best of `candidates`,
 /// the `warm` starts and others drawn by score; `starts` local searches in all.
 pub(crate) fn maximize(
-    acquisition: &LogEi<'_>,
+    acquisition: &impl Acquisition,
     kinds: &[CoordinateKind],
     candidates: &[Vec<f64>],
     warm: &[Vec<f64>],
@@ -97,7 +134,7 @@ pub(crate) fn maximize(
 }
 
 /// Climb from `x`: alternate L-BFGS on the continuous coordinates with each discrete one's search.
-fn local_search(acquisition: &LogEi<'_>, kinds: &[CoordinateKind], mut x: Vec<f64>) -> (f64, Vec<f64>) {
+fn local_search(acquisition: &impl Acquisition, kinds: &[CoordinateKind], mut x: Vec<f64>) -> (f64, Vec<f64>) {
     let continuous: Vec<usize> = (0..kinds.len()).filter(|&j| kinds[j] == CoordinateKind::Continuous).collect();
     let mut value = acquisition.value(&x);
     for _ in 0..ROUNDS {
@@ -127,7 +164,7 @@ fn local_search(acquisition: &LogEi<'_>, kinds: &[CoordinateKind], mut x: Vec<f6
         }
         for (j, kind) in kinds.iter().enumerate() {
             let options: Vec<f64> = match *kind {
-                CoordinateKind::Continuous => continue,
+                CoordinateKind::Continuous | CoordinateKind::Held => continue,
                 CoordinateKind::Choices(n) => (0..n).map(|c| c as f64).collect(),
                 CoordinateKind::Grid(n) if n <= EXHAUSTIVE_GRID => (0..n).map(|i| grid_point(i, n)).collect(),
                 CoordinateKind::Grid(n) => widening_neighbours(x[j], n),

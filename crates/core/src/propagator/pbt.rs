@@ -13,7 +13,9 @@
 //!   else multiplied by 0.8 or 1.2 (either at random; an int moves at least one step) and clipped
 //!   to its bounds; a categorical, which has no order to move along, is resampled with
 //!   `resample_prob`, else kept; the parameters named `fixed` (a network's shape, which the
-//!   state it continues was saved with) are copied unchanged;
+//!   state it continues was saved with) are copied unchanged; with `explore = pb2` the floats and
+//!   ints are then picked by PB2's model of what the island's intervals gained (pb2.rs), once it
+//!   has data;
 //! - any other member continues: same hyperparameters, its own last state;
 //! - a worker without an evaluation yet, or whose last one failed with no member to exploit,
 //!   starts a fresh member: a uniformly random point, trained from scratch.
@@ -32,6 +34,7 @@
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
+use super::pb2::Pb2;
 use super::{Arity, Breeder, Pool, Propagator, check_probability};
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
@@ -61,6 +64,26 @@ pub struct PbtConfig {
     /// can lag, and one that bred from the state meanwhile must still find it.
     #[serde(default = "default_keep_s")]
     pub keep_s: f64,
+    /// How an exploiting member's floats and ints move from the donor's.
+    #[serde(default)]
+    pub explore: PbtExplore,
+}
+
+/// How [`Pbt`] explores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PbtExplore {
+    /// Multiplied by 0.8 or 1.2, or resampled (the paper's and Ray Tune's PBT).
+    #[default]
+    Perturb,
+    /// Picked by PB2's model of the island's gains per interval (Ray Tune's PB2), perturbed while
+    /// it has fewer than four continuations to model.
+    Pb2,
+}
+
+impl PbtExplore {
+    /// Every way by the name specs and `--pbt-explore` give it.
+    pub const NAMES: [&'static str; 2] = ["perturb", "pb2"];
 }
 
 fn default_keep_s() -> f64 {
@@ -76,6 +99,7 @@ impl Default for PbtConfig {
             steps: None,
             fixed: Vec::new(),
             keep_s: default_keep_s(),
+            explore: PbtExplore::Perturb,
         }
     }
 }
@@ -89,6 +113,8 @@ pub struct Pbt {
     config: PbtConfig,
     /// Per parameter of the space, whether exploring keeps it (`fixed`).
     kept: Vec<bool>,
+    /// The model that picks explored values (`explore = pb2`).
+    pb2: Option<Pb2>,
 }
 
 impl Pbt {
@@ -124,8 +150,12 @@ impl Pbt {
                 known.join(", ")
             ));
         }
-        let kept = space.params().iter().map(|p| config.fixed.contains(&p.name)).collect();
-        Ok(Pbt { config, kept })
+        let kept: Vec<bool> = space.params().iter().map(|p| config.fixed.contains(&p.name)).collect();
+        let pb2 = match config.explore {
+            PbtExplore::Perturb => None,
+            PbtExplore::Pb2 => Some(Pb2::new(space, &kept)?),
+        };
+        Ok(Pbt { config, kept, pb2 })
     }
 
     /// The settings.
@@ -246,7 +276,14 @@ impl Propagator for Pbt {
             if !best.is_empty() {
                 let donor = best[rng.random_range(0..best.len())];
                 let donor_lineage = donor.lineage.as_deref().copied().expect("members have a lineage");
-                let mut child = Individual::new(self.explore(&donor.values, space, rng));
+                let explored = self.explore(&donor.values, space, rng);
+                let values = match &self.pb2 {
+                    Some(pb2) => pb2
+                        .pick(&explored, donor_lineage.step_after(), self.config.steps, pool, rng)
+                        .unwrap_or(explored),
+                    None => explored,
+                };
+                let mut child = Individual::new(values);
                 child.lineage = Some(Box::new(Lineage {
                     parent: Some(donor.id),
                     step: donor_lineage.step_after(),
@@ -373,6 +410,42 @@ mod tests {
         let lineage = child.lineage.unwrap();
         assert_eq!(lineage.parent, Some(IndividualId { island: 0, worker: 1, generation: 3 }));
         assert_eq!((lineage.step, lineage.exploited), (8, false));
+    }
+
+    /// With `explore = pb2` the exploiting member's rate comes from the model of the island's
+    /// gains (here: larger rates gained more), not from the donor's times 0.8 or 1.2; it still
+    /// continues the donor's state. Before the model has data, it perturbs.
+    #[test]
+    fn pb2_picks_the_exploiting_members_values_by_the_gains() {
+        let gain = |lr: f64| 0.1 * (lr.log10() + 4.0);
+        let rates = [1e-3, 3e-3, 1e-2, 3e-2];
+        let members: Vec<Individual> = (0..4u64)
+            .flat_map(|g| {
+                rates
+                    .iter()
+                    .enumerate()
+                    .map(move |(w, &r)| evaluated(w as u32, g, 2.0 - g as f64 * gain(r), 2 * g, values(r)))
+            })
+            .collect();
+        let pool = population(members);
+        let lr = |child: &Individual| match child.values[0] {
+            Value::Float(lr) => lr,
+            _ => panic!(),
+        };
+        let explore = |explore| make(PbtConfig { resample_prob: 0.0, explore, ..config() });
+        let pb2 = breed(&explore(PbtExplore::Pb2), &pool, 0, 4, 1);
+        let lineage = pb2.lineage.as_deref().unwrap();
+        assert_eq!(
+            (lineage.parent, lineage.exploited),
+            (Some(IndividualId { island: 0, worker: 3, generation: 3 }), true)
+        );
+        assert!(lr(&pb2) > 0.1, "{:?}", pb2.values);
+        let perturbed = breed(&explore(PbtExplore::Perturb), &pool, 0, 4, 1);
+        assert!([0.8 * 3e-2, 1.2 * 3e-2].iter().any(|x| (lr(&perturbed) - x).abs() < 1e-12), "{:?}", perturbed.values);
+        let early =
+            population(rates.iter().enumerate().map(|(w, &r)| evaluated(w as u32, 0, 2.0 - r, 0, values(r))).collect());
+        let first = breed(&explore(PbtExplore::Pb2), &early, 0, 1, 1);
+        assert!([0.8 * 3e-2, 1.2 * 3e-2].iter().any(|x| (lr(&first) - x).abs() < 1e-12), "{:?}", first.values);
     }
 
     #[test]
