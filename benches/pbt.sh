@@ -5,6 +5,7 @@
 #
 #   propulate-pbt      mpirun -np MEMBERS propulate-rs --propagator pbt --pbt-interval INTERVAL
 #                      --pbt-steps STEPS --pbt-fixed conv_layers,activation (one island)
+#   propulate-pb2      the same with --pbt-explore pb2 (PB2's model picks the explored values)
 #   propulate-default  mpirun -np MEMBERS propulate-rs --generations GENERATIONS, no propagator
 #                      flag (what a --space command trial gets), every training STEPS epochs from
 #                      scratch (train.py --epochs STEPS)
@@ -14,9 +15,9 @@
 #                      resample probability (0.25) and fixed parameters, its members starting from
 #                      propulate-pbt's first hyperparameters of the same seed
 #
-# and prints, per seed, each method's wall time and best validation loss, when PBT reached the
-# default search's final best (and that time's share of the default's wall time), and the best loss
-# of both PBTs at the wall time the first of them finished (benches/summarize_pbt.py, which also
+# and prints, per seed, each method's wall time and best validation loss, when each of
+# propulate-rs's PBTs reached the default search's final best (and that time's share of the
+# default's wall time), and its best loss and Ray's at the wall time the first of the two finished (benches/summarize_pbt.py, which also
 # draws the best loss by wall time into WORK/pbt.png).
 #
 #   bash benches/pbt.sh
@@ -80,10 +81,14 @@ run() {
 }
 
 for seed in $SEEDS; do
-    dir=$WORK/propulate-pbt-s$seed
-    run propulate-pbt "$seed" mpirun -np "$MEMBERS" "$BIN" --islands 1 --propagator pbt \
-        --pbt-interval "$INTERVAL" --pbt-steps "$STEPS" --pbt-fixed conv_layers,activation --seed "$seed" \
-        --space "$space" --checkpoint "$dir/ck" --out "$dir" --quiet -- "${program[@]}" --seed "$seed"
+    for explore in perturb pb2; do
+        method=propulate-pbt
+        [ "$explore" = perturb ] || method=propulate-$explore
+        dir=$WORK/$method-s$seed
+        run "$method" "$seed" mpirun -np "$MEMBERS" "$BIN" --islands 1 --propagator pbt --pbt-explore "$explore" \
+            --pbt-interval "$INTERVAL" --pbt-steps "$STEPS" --pbt-fixed conv_layers,activation --seed "$seed" \
+            --space "$space" --checkpoint "$dir/ck" --out "$dir" --quiet -- "${program[@]}" --seed "$seed"
+    done
     dir=$WORK/propulate-default-s$seed
     run propulate-default "$seed" mpirun -np "$MEMBERS" "$BIN" --islands 1 --generations "$GENERATIONS" \
         --seed "$seed" --space "$space" --checkpoint "$dir/ck" --out "$dir" --quiet \

@@ -14,7 +14,9 @@ import re
 import sys
 from pathlib import Path
 
-METHODS = ["propulate-pbt", "propulate-default", "ray-pbt"]
+METHODS = ["propulate-pbt", "propulate-pb2", "propulate-default", "ray-pbt"]
+# propulate-rs's two ways to explore, each held against the default search and Ray Tune's PBT.
+OURS = {"propulate-pbt": "PBT", "propulate-pb2": "PB2"}
 
 
 def unix_time(rfc3339: str) -> float:
@@ -61,7 +63,7 @@ def main():
                 wall = float((run / "end").read_text()) - float((run / "start").read_text())
                 runs[m, seed] = (wall, best_by_time(evaluations(run)))
 
-    reached_half, beat_ray = 0, 0
+    reached_half, beat_ray = {m: 0 for m in OURS}, {m: 0 for m in OURS}
     for seed in seeds:
         print(f"seed {seed}")
         print(f"  {'method':<18} {'wall s':>7} {'evaluations':>11} {'best loss':>10}")
@@ -69,24 +71,28 @@ def main():
             if (m, seed) in runs:
                 wall, curve = runs[m, seed]
                 print(f"  {m:<18} {wall:>7.0f} {len(curve):>11} {curve[-1][1] if curve else math.nan:>10.4f}")
-        if ("propulate-pbt", seed) in runs and ("propulate-default", seed) in runs:
-            default_wall, default_curve = runs["propulate-default", seed]
-            target = default_curve[-1][1]
-            reach = next((t for t, b in runs["propulate-pbt", seed][1] if b <= target), None)
-            if reach is None:
-                print(f"  PBT never reached the default search's final best {target:.4f}")
-            else:
-                share = reach / default_wall
-                reached_half += share <= 0.5
-                print(f"  PBT reached the default search's final best {target:.4f} after {reach:.0f} s: "
-                      f"{share:.2f} of the default's {default_wall:.0f} s")
-        if ("propulate-pbt", seed) in runs and ("ray-pbt", seed) in runs:
-            t = min(runs["propulate-pbt", seed][0], runs["ray-pbt", seed][0])
-            ours, ray = best_at(runs["propulate-pbt", seed][1], t), best_at(runs["ray-pbt", seed][1], t)
-            beat_ray += ours <= ray
-            print(f"  at {t:.0f} s (the first PBT's end): propulate-rs PBT {ours:.4f}, Ray Tune PBT {ray:.4f}")
-    print(f"PBT reached the default's final best within half its wall time on {reached_half} of {len(seeds)} seeds")
-    print(f"PBT's best at equal wall time was at most Ray Tune PBT's on {beat_ray} of {len(seeds)} seeds")
+        for ours, name in OURS.items():
+            if (ours, seed) in runs and ("propulate-default", seed) in runs:
+                default_wall, default_curve = runs["propulate-default", seed]
+                target = default_curve[-1][1]
+                reach = next((t for t, b in runs[ours, seed][1] if b <= target), None)
+                if reach is None:
+                    print(f"  {name} never reached the default search's final best {target:.4f}")
+                else:
+                    share = reach / default_wall
+                    reached_half[ours] += share <= 0.5
+                    print(f"  {name} reached the default search's final best {target:.4f} after {reach:.0f} s: "
+                          f"{share:.2f} of the default's {default_wall:.0f} s")
+            if (ours, seed) in runs and ("ray-pbt", seed) in runs:
+                t = min(runs[ours, seed][0], runs["ray-pbt", seed][0])
+                mine, ray = best_at(runs[ours, seed][1], t), best_at(runs["ray-pbt", seed][1], t)
+                beat_ray[ours] += mine <= ray
+                print(f"  at {t:.0f} s (the first of the two to end): propulate-rs {name} {mine:.4f}, Ray Tune PBT {ray:.4f}")
+    for ours, name in OURS.items():
+        if not any((ours, seed) in runs for seed in seeds):
+            continue
+        print(f"{name} reached the default's final best within half its wall time on {reached_half[ours]} of {len(seeds)} seeds")
+        print(f"{name}'s best at equal wall time was at most Ray Tune PBT's on {beat_ray[ours]} of {len(seeds)} seeds")
     plot(work, seeds, runs)
 
 
@@ -97,7 +103,7 @@ def plot(work, seeds, runs):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(seeds), figsize=(4.2 * len(seeds), 3.6), sharey=True, squeeze=False)
-    styles = {"propulate-pbt": "C0", "propulate-default": "C7", "ray-pbt": "C3"}
+    styles = {"propulate-pbt": "C0", "propulate-pb2": "C2", "propulate-default": "C7", "ray-pbt": "C3"}
     for ax, seed in zip(axes[0], seeds):
         for m in METHODS:
             if (m, seed) in runs:
