@@ -4,6 +4,7 @@
 
 use propulate_core::SearchSpace;
 use propulate_core::early_stop::{Decision, HalvingStopper, MedianStopper, StaticStopper};
+use propulate_core::propagator::PropagatorSpec;
 use propulate_engine::{Optimizer, WorkerContext};
 
 const STEPS: u64 = 10;
@@ -23,6 +24,13 @@ fn train(x: f64, ctx: &mut WorkerContext<'_>) -> propulate_engine::Result<f64> {
     Ok(best)
 }
 
+/// The genetic propagator, whose search the stoppers' thresholds here were measured with (the
+/// library's default, `auto`, picks the GP for these budgets, which improves more steadily and
+/// sends more evaluations through each rung).
+fn optimizer(workers: usize) -> Optimizer {
+    Optimizer::new(space()).propagator_spec(PropagatorSpec::with_defaults("ga", workers).unwrap())
+}
+
 fn space() -> SearchSpace {
     SearchSpace::builder().float("x", -1.0, 1.0).build().unwrap()
 }
@@ -30,7 +38,7 @@ fn space() -> SearchSpace {
 #[test]
 fn hopeless_evaluations_are_pruned_and_recorded_with_their_curve() {
     let dir = tempfile::tempdir().unwrap();
-    let result = Optimizer::new(space())
+    let result = optimizer(2)
         .generations(30)
         .seed(3)
         .checkpoint(dir.path())
@@ -73,7 +81,7 @@ fn hopeless_evaluations_are_pruned_and_recorded_with_their_curve() {
 #[test]
 fn without_the_trials_the_pruned_count_is_still_reported() {
     let dir = tempfile::tempdir().unwrap();
-    let result = Optimizer::new(space())
+    let result = optimizer(2)
         .generations(30)
         .seed(3)
         .checkpoint(dir.path())
@@ -92,7 +100,7 @@ fn without_the_trials_the_pruned_count_is_still_reported() {
 
 #[test]
 fn halving_stops_most_evaluations_at_its_rungs_and_lets_the_best_finish() {
-    let result = Optimizer::new(space())
+    let result = optimizer(2)
         .generations(30)
         .seed(3)
         .early_stopping(HalvingStopper::default())
@@ -123,7 +131,7 @@ fn halving_hears_the_reports_of_evaluations_still_running() {
     let raised = flag.clone();
     let mut halving = HalvingStopper::default();
     halving.settings.startup = 1;
-    let result = Optimizer::new(space())
+    let result = optimizer(2)
         .generations(1)
         .seed(1)
         .early_stopping(halving)
@@ -159,7 +167,7 @@ fn halving_hears_the_reports_of_evaluations_still_running() {
 
 #[test]
 fn without_a_stopper_reports_are_recorded_and_never_stop() {
-    let result = Optimizer::new(space()).generations(5).run_local(2, |p, ctx| Ok(train(p.float("x"), ctx)?)).unwrap();
+    let result = optimizer(2).generations(5).run_local(2, |p, ctx| Ok(train(p.float("x"), ctx)?)).unwrap();
     for t in &result.trials {
         let curve = t.curve.as_ref().unwrap();
         assert!(!curve.pruned && curve.points.len() == STEPS as usize);
@@ -171,7 +179,7 @@ fn every_rank_of_a_worker_stops_at_the_same_step() {
     // Four ranks, two workers of two. Only the root's value is used, so the follower reports a
     // different curve; every rank then checks over the worker that all stopped after as many
     // reports, and fails the evaluation if not.
-    let result = Optimizer::new(space())
+    let result = optimizer(4)
         .generations(20)
         .ranks_per_worker(2)
         .seed(5)
@@ -208,7 +216,7 @@ fn every_rank_of_a_worker_stops_at_the_same_step() {
 
 #[test]
 fn a_step_that_does_not_increase_fails_its_evaluation_and_the_run_goes_on() {
-    let result = Optimizer::new(space())
+    let result = optimizer(2)
         .generations(4)
         .early_stopping(MedianStopper::default())
         .run_local(2, |p, ctx| {
@@ -249,7 +257,7 @@ fn a_panicking_rule_fails_its_evaluation_on_every_rank_without_a_hang() {
     }
     // Two workers of two ranks: the followers wait in the decision's broadcast, so the root must
     // still send it when its rule panics.
-    let result = Optimizer::new(space())
+    let result = optimizer(4)
         .generations(3)
         .ranks_per_worker(2)
         .early_stopping(Panicking)
@@ -266,6 +274,6 @@ fn a_panicking_rule_fails_its_evaluation_on_every_rank_without_a_hang() {
 fn stopper_settings_are_checked_before_the_run() {
     use propulate_core::early_stop::StopSettings;
     let bad = MedianStopper { settings: StopSettings { margin: 0.0, ..StopSettings::default() } };
-    let e = Optimizer::new(space()).generations(2).early_stopping(bad).run_local(1, |_, _| Ok(0.0)).unwrap_err();
+    let e = optimizer(1).generations(2).early_stopping(bad).run_local(1, |_, _| Ok(0.0)).unwrap_err();
     assert!(e.to_string().contains("margin 0 is outside (0, 1]"), "{e}");
 }
