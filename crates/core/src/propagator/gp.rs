@@ -41,7 +41,7 @@ use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, Value, standard_normal};
-use crate::surrogate::{LossModel, PerAxisSquaredExp, encode, mean_and_variance};
+use crate::surrogate::{LossModel, PerAxisSquaredExp, encode, standardized};
 use friedrich::kernel::SquaredExp;
 use rand::RngExt;
 
@@ -237,13 +237,7 @@ impl Propagator for Gp {
         };
         // Best first: the local candidates are drawn around the head.
         told.sort_by(|a, b| a.1.total_cmp(&b.1));
-        // Standardized after dividing by the largest magnitude, so that the variance of losses
-        // beyond about 1e154 does not overflow (which would leave the model nothing to learn).
-        let magnitude = told.iter().map(|(_, l)| l.abs()).fold(0.0, f64::max);
-        let magnitude = if magnitude > 0.0 { magnitude } else { 1.0 };
-        let (mean, variance) = mean_and_variance(told.iter().map(|(_, l)| l / magnitude));
-        let sd = if variance > 0.0 { variance.sqrt() } else { 1.0 };
-        let outputs: Vec<f64> = told.iter().map(|(_, l)| (l / magnitude - mean) / sd).collect();
+        let outputs = standardized(&told.iter().map(|(_, l)| *l).collect::<Vec<f64>>());
         let centres = &told[..told.len().min(LOCAL_CENTRES)];
         let candidates: Vec<Vec<Value>> = (0..self.config.candidates)
             .map(|k| {

@@ -23,6 +23,7 @@ use crate::error::Result;
 use crate::individual::Individual;
 use crate::rng::PropRng;
 use crate::space::{Domain, SearchSpace, Value};
+use crate::surrogate::standardized;
 
 use super::Pool;
 use super::gp_coordinates::ModelCoordinates;
@@ -94,11 +95,8 @@ impl Pb2 {
             x.push(s / scale);
             x
         };
-        let mean = observed.iter().map(|o| o.change).sum::<f64>() / observed.len() as f64;
-        let spread = (observed.iter().map(|o| (o.change - mean).powi(2)).sum::<f64>() / observed.len() as f64).sqrt();
-        let spread = if spread > 0.0 && spread.is_finite() { spread } else { 1.0 };
         let mut xs: Vec<Vec<f64>> = observed.iter().map(|o| with_step(&o.x, o.step)).collect();
-        let mut ys: Vec<f64> = observed.iter().map(|o| (o.change - mean) / spread).collect();
+        let mut ys = standardized(&observed.iter().map(|o| o.change).collect::<Vec<f64>>());
         let mut categorical = self.model.coordinates().categorical;
         categorical.push(false);
         let coordinates = Coordinates { categorical };
