@@ -20,6 +20,8 @@
 #           run), no process is left behind
 #   split   `--gpus-per-rank 2` (at least 2 GPUs): one replica over two GPUs trains
 #   ddp     the PyTorch DDP tutorial as a command trial, NCCL between 2 GPUs (at least 2 GPUs)
+#   pbt     population-based training of the CNN on the GPUs (4 one-rank members, PB2's explore):
+#           members continue their saved states on the GPU (and exploit another's), it learns
 # GPU_CHECKS="env nccl ..." runs only those. Without a GPU it stops at once, with one line.
 #
 # What it needs: NVIDIA GPUs with their driver (nvidia-smi), MPI, and either
@@ -59,7 +61,7 @@ mkdir -p "$out/logs"
 out="$(cd "$out" && pwd)"
 logs="$out/logs"
 table="$out/table.md"
-checks="${GPU_CHECKS:-env nccl step search split ddp}"
+checks="${GPU_CHECKS:-env nccl step search split ddp pbt}"
 failed=0
 
 # The binaries: carried, or built here.
@@ -300,6 +302,34 @@ check_split() {
     search_run split 1 --ranks-per-worker 1 --gpus-per-rank 2 --generations 2
 }
 
+check_pbt() {
+    needs_binary propulate-rs pbt || return
+    needs_binary propulate-rs-cnn pbt || return
+    # A checkpoint holds the members' states; search_run gives --no-checkpoint, so run here.
+    local log="$logs/pbt.log" dir="$out/pbt"
+    rm -rf "$dir"
+    timeout 1200 "${MPIRUN[@]}" -np 4 "$bin/propulate-rs" --device cuda --data "$(data_dir)" \
+        --train-images 2000 --valid-images 1000 --ranks-per-worker 1 --propagator pbt --pbt-explore pb2 --pbt-interval 1 \
+        --pbt-steps 5 --checkpoint "$dir/ck" --out "$dir" > "$log" 2>&1
+    local status=$? counts accuracy
+    # trials.csv ends each row with parent,step,steps,exploited: rows that continued a state, and
+    # those that continued another member's.
+    counts=$(python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+cont = sum(1 for r in rows if r['parent'])
+expl = sum(1 for r in rows if r['exploited'] == 'true')
+print(len(rows), cont, expl)" "$dir/trials.csv" 2> /dev/null || echo "0 0 0")
+    accuracy=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['metrics']['accuracy'])" "$dir/best.json" 2> /dev/null || echo none)
+    read -r total continued exploited <<< "$counts"
+    if [ "$status" -eq 0 ] && [ "$continued" -gt 0 ] \
+        && python3 -c "import sys; sys.exit(not float(sys.argv[1]) >= 0.5)" "$accuracy" 2> /dev/null; then
+        row pbt pass "$total evaluations, $continued continued a saved state on the GPU ($exploited another member's); best accuracy $accuracy"
+    else
+        row pbt fail "status $status; $total evaluations, $continued continued, $exploited exploited, best accuracy $accuracy; see logs/pbt.log"
+    fi
+}
+
 check_ddp() {
     if [ "$gpus" -lt 2 ]; then
         row ddp skip "needs 2 GPUs: NCCL refuses two ranks of one group on one GPU"
@@ -329,8 +359,9 @@ for check in $checks; do
         search) check_search ;;
         split) check_split ;;
         ddp) check_ddp ;;
+        pbt) check_pbt ;;
         *)
-            row "$check" fail "no such check (env, nccl, step, search, split, ddp)"
+            row "$check" fail "no such check (env, nccl, step, search, split, ddp, pbt)"
             ;;
     esac
 done

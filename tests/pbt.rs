@@ -269,6 +269,28 @@ fn a_missing_state_fails_the_evaluation_that_needs_it_and_its_member_starts_agai
     assert_eq!(after[2]["lineage"]["step"], 4);
 }
 
+/// Where every training fails (on a GPU machine a worker of two ranks on one GPU, which NCCL
+/// refuses, failed every evaluation), a run ended by its members' budget ends: each worker gives
+/// up after 3 failures in a row instead of starting fresh members for ever.
+#[test]
+fn a_run_whose_every_training_fails_ends() {
+    let _one_job = one_job_at_a_time();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("space.toml"), SPACE).unwrap();
+    let mut c = mpirun(2);
+    c.arg(bin()).arg("--space").arg(dir.join("space.toml"));
+    c.args(["--propagator", "pbt", "--pbt-interval", "2", "--pbt-steps", "6", "--seed", "1"]);
+    c.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
+    c.args(["--", "sh", "-c", "echo refused >&2; exit 3"]);
+    let out = run_with_timeout(c, Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let trials = trials_jsonl(dir);
+    assert_eq!(trials.len(), 6, "3 per worker: {stdout}");
+    assert!(trials.iter().all(|t| !t["failure"].is_null()), "{trials:?}");
+    assert!(stdout.contains("6 failed"), "{stdout}");
+}
+
 /// `cmd` with `extra` put before the trial command's `--`.
 fn before_command(cmd: Command, extra: &[&str]) -> Command {
     let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().to_string()).collect();

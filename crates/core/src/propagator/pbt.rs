@@ -25,7 +25,8 @@
 //! evaluation that state and a directory to save its own into. A member whose state reached
 //! `steps` (the budget per member) is finished: its worker breeds no more
 //! ([`Propagator::worker_finished`]), and nobody exploits it any longer (its state has no steps
-//! left to train).
+//! left to train). A worker whose last [`FAILURES_IN_A_ROW`] evaluations failed breeds no more
+//! either.
 //!
 //! Differences from Ray Tune's scheduler: asynchronous against the island's current members (Ray's
 //! `synch=False` compares with the trials' last results too); categoricals are resampled or kept,
@@ -312,8 +313,22 @@ impl Propagator for Pbt {
         Some(self.config.keep_s)
     }
     fn worker_finished(&self, breeder: Breeder, pool: &dyn Pool) -> bool {
-        last_evaluation(breeder, pool).is_some_and(|own| self.finished(&own))
+        last_evaluation(breeder, pool).is_some_and(|own| self.finished(&own)) || failing(breeder, pool)
     }
+}
+
+/// Failed evaluations in a row after which a worker's member is given up: each failure starts a
+/// fresh member, and where every training fails (a configuration the program refuses, a GPU
+/// that NCCL cannot share) a run ended by its members' budget would start them for ever.
+pub const FAILURES_IN_A_ROW: u64 = 3;
+
+/// Whether the breeding worker's last [`FAILURES_IN_A_ROW`] evaluations all failed.
+fn failing(breeder: Breeder, pool: &dyn Pool) -> bool {
+    breeder.generation >= FAILURES_IN_A_ROW
+        && (1..=FAILURES_IN_A_ROW).all(|back| {
+            let id = IndividualId { island: breeder.island, worker: breeder.worker, generation: breeder.generation - back };
+            pool.stored(&id).is_some_and(|i| i.failure.is_some())
+        })
 }
 
 /// The breeding worker's evaluation of the generation before, if the pool holds it (active or
@@ -520,6 +535,26 @@ mod tests {
         let alone = population(vec![failed]);
         let child = breed(&pbt, &alone, 1, 4, 0);
         assert_eq!(child.lineage.as_deref(), Some(&Lineage::fresh(2)), "nothing to exploit: a fresh member");
+    }
+
+    /// Where every training fails, a worker gives up after a few fresh members in a row instead
+    /// of starting them for ever (a run ended by its members' budget would never end).
+    #[test]
+    fn a_worker_whose_evaluations_keep_failing_breeds_no_more() {
+        let pbt = make(config());
+        let failed = |g: u64| {
+            let mut f = evaluated(1, g, f64::INFINITY, 0, values(0.02));
+            f.failure = Some("NCCL: two ranks on one GPU".into());
+            f
+        };
+        let at = |generation| Breeder { island: 0, worker: 1, generation };
+        let two = population(vec![evaluated(1, 0, 0.5, 0, values(0.02)), failed(1), failed(2)]);
+        assert!(!pbt.worker_finished(at(3), &two), "two failures: it starts afresh");
+        let three = population(vec![failed(0), failed(1), failed(2)]);
+        assert!(pbt.worker_finished(at(3), &three));
+        let recovered = population(vec![failed(0), failed(1), failed(2), evaluated(1, 3, 0.4, 0, values(0.02))]);
+        assert!(!pbt.worker_finished(at(4), &recovered), "a success in between resets the count");
+        assert!(!pbt.worker_finished(at(2), &three), "fewer evaluations than the limit");
     }
 
     #[test]
