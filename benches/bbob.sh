@@ -15,7 +15,8 @@
 # run, separated by `;`: a propagator's name (--propagator NAME), `default` (no flag: what a
 # `--space` command trial gets) or `LABEL=FLAGS` (e.g. `old-gp=--gp-model squared-exp`); empty:
 # none; OPTUNA ["tpe gp"]: tpe, gp, cmaes (default settings each; empty:
-# none); SEED [1];
+# none); SEED [1]; EVAL_SECONDS [0]: each of our evaluations lasts 0.5-1.5x this (see
+# benches/bbob_trial.py; Optuna's sequential runs do not wait, waiting changes nothing for them);
 # WORK [bench-results/bbob]: results.jsonl there gains a line per run, and a run already in it is
 # not run again (rerun with another WORK, or delete lines); BIN [target/release/propulate-rs,
 # built here]. Installs ioh 0.3.22, Optuna 5.0.0, SciPy 1.17.1 and greenlet 3.5.6 (its GPSampler needs SciPy, and
@@ -34,6 +35,8 @@ OURS=${OURS-default}
 OPTUNA=${OPTUNA-"tpe gp"}
 SEED=${SEED:-1}
 WORK=${WORK:-bench-results/bbob}
+EVAL_SECONDS=${EVAL_SECONDS:-0}
+export BBOB_EVAL_SECONDS=$EVAL_SECONDS
 if [ -z "${BIN:-}" ]; then
     cargo build --release --bin propulate-rs >&2
     BIN=$PWD/target/release/propulate-rs
@@ -73,6 +76,7 @@ for dim in $DIMS; do
                 [ -n "$ours" ] || continue
                 method="propulate-$ours"
                 key="$method f$fid i$inst d$dim b$BUDGET np$NP islands$ISLANDS s$SEED"
+                [ "$EVAL_SECONDS" = 0 ] || key="$key t$EVAL_SECONDS"
                 done_already "$key" && continue
                 run=$WORK/runs/${key// /-}
                 rm -rf "$run"

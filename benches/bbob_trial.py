@@ -4,8 +4,16 @@
 
 Prints `propulate: loss=<f(x) - f_opt>` (the precision reached: 0 at the optimum). ioh is imported
 at the top, so that `--preload ioh` pays its import once per rank.
+
+BBOB_EVAL_SECONDS=T makes each evaluation last between 0.5 T and 1.5 T (spread by the point, so
+that workers fall out of step as trainings of different lengths do): with instant evaluations every
+worker breeds at the same moment and none sees the others' children, which a search whose
+evaluations are trainings never meets.
 """
+import os
 import sys
+import time
+import zlib
 
 import ioh
 
@@ -18,6 +26,10 @@ def main() -> None:
         values[name] = float(value)
     x = [values[f"x{i}"] for i in range(dim)]
     problem = ioh.get_problem(fid, instance=instance, dimension=dim)
+    seconds = float(os.environ.get("BBOB_EVAL_SECONDS", "0"))
+    if seconds > 0:
+        spread = zlib.crc32(repr(x).encode()) / 2**32
+        time.sleep(seconds * (0.5 + spread))
     print(f"propulate: loss={problem(x) - problem.optimum.y!r}", flush=True)
 
 

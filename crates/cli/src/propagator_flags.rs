@@ -181,6 +181,14 @@ const FLAGS: &[SettingFlag] = &[
                promise; larger explores more [default: 0]",
     },
     SettingFlag {
+        long: "gp-tpe-share",
+        owners: GP,
+        field: "tpe_share",
+        kind: Kind::Float,
+        help: "GP: share of the children bred by TPE (Optuna's default model) from the same island: a \
+               portfolio of the two models, each fitted to every evaluation [default: 0]",
+    },
+    SettingFlag {
         long: "gp-model",
         owners: GP,
         field: "matern",

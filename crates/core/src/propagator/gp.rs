@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::gp_coordinates::ModelCoordinates;
 use super::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_unit};
-use super::{Arity, Pool, Propagator};
+use super::{Arity, Breeder, Pool, Propagator, Tpe, TpeConfig};
 use crate::bayes::acquisition::{LogEi, maximize};
 use crate::bayes::matern::MaternGp;
 use crate::error::{Error, Result};
@@ -77,6 +77,13 @@ pub struct GpConfig {
     /// configuration saved before it existed: 10.
     #[serde(default = "default_starts")]
     pub starts: usize,
+    /// Share of the children bred by TPE (Optuna's default model, [`TpeConfig::default`]) from the
+    /// same island instead of the process: a portfolio of the two models, both fitted to every
+    /// evaluation, each child by one of them (a worker's k-th child by TPE when
+    /// `floor((k + w + 1) s) > floor((k + w) s)`, w its index, so that workers alternate out of
+    /// step). Absent from a configuration saved before it existed: 0, the process alone.
+    #[serde(default)]
+    pub tpe_share: f64,
 }
 
 fn default_starts() -> usize {
@@ -94,6 +101,7 @@ impl Default for GpConfig {
             at_bounds: 0.5,
             matern: true,
             starts: default_starts(),
+            tpe_share: 0.0,
         }
     }
 }
@@ -110,6 +118,8 @@ pub struct Gp {
     axes: Vec<ParamAxis>,
     model: ModelCoordinates,
     config: GpConfig,
+    /// The portfolio's other model, when `tpe_share` > 0.
+    tpe: Option<Tpe>,
 }
 
 impl Gp {
@@ -140,9 +150,23 @@ impl Gp {
         if config.matern && config.starts == 0 {
             return Err(Error::InvalidPropagator("the GP propagator needs at least one local search start".into()));
         }
+        if !(0.0..=1.0).contains(&config.tpe_share) {
+            return Err(Error::InvalidPropagator(format!(
+                "the GP propagator's share of children bred by TPE must be in [0, 1], got {}",
+                config.tpe_share
+            )));
+        }
         let axes = param_axes(space, "GP")?;
         let model = ModelCoordinates::new(space, &axes);
-        Ok(Gp { space: space.clone(), axes, model, config })
+        let tpe = (config.tpe_share > 0.0).then(|| Tpe::new(space, TpeConfig::default())).transpose()?;
+        Ok(Gp { space: space.clone(), axes, model, config, tpe })
+    }
+
+    /// Whether `breeder`'s child is TPE's (see [`GpConfig::tpe_share`]).
+    fn bred_by_tpe(&self, breeder: Breeder) -> bool {
+        let t = (breeder.generation + u64::from(breeder.worker)) as f64;
+        let s = self.config.tpe_share;
+        ((t + 1.0) * s).floor() > (t * s).floor()
     }
 
     /// A candidate near `centre`: every number moved by a Gaussian step on its unit interval
@@ -228,7 +252,19 @@ impl Propagator for Gp {
         1
     }
     fn models_running(&self) -> bool {
-        self.config.matern
+        self.config.matern || self.tpe.as_ref().is_some_and(Propagator::models_running)
+    }
+    fn propagate_as(
+        &self,
+        breeder: Breeder,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        match &self.tpe {
+            Some(tpe) if self.bred_by_tpe(breeder) => tpe.propagate(pool, space, rng),
+            _ => self.propagate(pool, space, rng),
+        }
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         check_same_space(&self.space, space, "GP")?;
@@ -527,6 +563,7 @@ mod tests {
             at_bounds: 0.0,
             matern: false,
             starts: 10,
+            tpe_share: 0.0,
         };
         assert_eq!(config, legacy);
         let now = serde_json::to_string(&GpConfig::default()).unwrap();
@@ -573,6 +610,8 @@ mod tests {
             GpConfig { at_bounds: f64::NAN, ..GpConfig::default() },
             GpConfig { max_points: 1, startup: 0, ..GpConfig::default() },
             GpConfig { max_points: 5, startup: 6, ..GpConfig::default() },
+            GpConfig { tpe_share: 1.5, ..GpConfig::default() },
+            GpConfig { tpe_share: f64::NAN, ..GpConfig::default() },
         ] {
             assert!(matches!(Gp::new(&s, config), Err(Error::InvalidPropagator(_))));
         }
@@ -580,5 +619,43 @@ mod tests {
         let other = SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
         let err = gp.propagate(&Vec::<Individual>::new(), &other, &mut worker_rng(0, 0)).unwrap_err();
         assert!(err.to_string().contains("different search space"), "{err}");
+    }
+
+    /// The portfolio: TPE breeds its share of each worker's children, workers out of step, and a
+    /// child is the very one the chosen model breeds alone.
+    #[test]
+    fn the_tpe_share_breeds_that_share_by_tpe_and_workers_alternate() {
+        let s = space();
+        let at = |share: f64| Gp::new(&s, GpConfig { tpe_share: share, ..GpConfig::default() }).unwrap();
+        let by_tpe = |gp: &Gp, worker: u32, generations: u64| {
+            (0..generations).filter(|&g| gp.bred_by_tpe(Breeder { island: 0, worker, generation: g })).count()
+        };
+        assert_eq!(by_tpe(&at(0.5), 0, 100), 50);
+        assert_eq!(by_tpe(&at(0.25), 3, 100), 25);
+        assert_eq!(by_tpe(&at(1.0), 1, 10), 10);
+        assert!(at(0.0).tpe.is_none(), "no share, no TPE");
+        let half = at(0.5);
+        let first = |w| half.bred_by_tpe(Breeder { island: 0, worker: w, generation: 0 });
+        assert_ne!(first(0), first(1), "neighbouring workers use different models at once");
+
+        let mut rng = worker_rng(3, 0);
+        let done: Vec<Individual> = (0..20)
+            .map(|_| {
+                let v = s.sample(&mut rng);
+                let l = loss(&v);
+                with_loss(v, l)
+            })
+            .collect();
+        let pool = WithRunning { done, running: vec![] };
+        let breed = |p: &dyn Propagator, generation| {
+            let breeder = Breeder { island: 0, worker: 0, generation };
+            p.propagate_as(breeder, &pool, &s, &mut worker_rng(4, 0)).unwrap().remove(0).values
+        };
+        let tpe = Tpe::new(&s, TpeConfig::default()).unwrap();
+        let gp = Gp::new(&s, GpConfig::default()).unwrap();
+        let (g_tpe, g_gp) = if first(0) { (0, 1) } else { (1, 0) };
+        assert_eq!(breed(&half, g_tpe), breed(&tpe, g_tpe));
+        assert_eq!(breed(&half, g_gp), breed(&gp, g_gp));
+        assert_ne!(breed(&tpe, 0), breed(&gp, 0), "the two models breed different children here");
     }
 }
