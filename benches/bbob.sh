@@ -15,7 +15,7 @@
 # run, separated by `;`: a propagator's name (--propagator NAME), `default` (no flag: what a
 # `--space` command trial gets) or `LABEL=FLAGS` (e.g. `old-gp=--gp-model squared-exp`); empty:
 # none; OPTUNA ["tpe gp"]: tpe, gp, cmaes (default settings each; empty:
-# none); SEED [1]; EVAL_SECONDS [0]: each of our evaluations lasts 0.5-1.5x this (see
+# none); SEED [1]; EVAL_SECONDS [1]: each of our evaluations lasts 0.5-1.5x this (see
 # benches/bbob_trial.py; Optuna's sequential runs do not wait, waiting changes nothing for them);
 # WORK [bench-results/bbob]: results.jsonl there gains a line per run, and a run already in it is
 # not run again (rerun with another WORK, or delete lines); BIN [target/release/propulate-rs,
@@ -35,7 +35,7 @@ OURS=${OURS-default}
 OPTUNA=${OPTUNA-"tpe gp"}
 SEED=${SEED:-1}
 WORK=${WORK:-bench-results/bbob}
-EVAL_SECONDS=${EVAL_SECONDS:-0}
+EVAL_SECONDS=${EVAL_SECONDS:-1}
 export BBOB_EVAL_SECONDS=$EVAL_SECONDS
 if [ -z "${BIN:-}" ]; then
     cargo build --release --bin propulate-rs >&2

@@ -11,6 +11,7 @@
 # once by A if absent). Each binary restarts its own copy of it (ck-A/, ck-B/, copied once): a
 # binary may leave files there that the other does not know (journal snapshots, since 2026-11-26).
 # The warm-up restarts each copy once (and so writes B's snapshots, if it makes them).
+# FIRST=1 deletes the journal snapshots before every timed restart: the first resume after a run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/mpi-env.sh
@@ -28,6 +29,7 @@ restart "$B" "$WORK/ck-B" >/dev/null 2>&1
 times=$WORK/times.txt
 : > "$times"
 timed() {
+    [ "${FIRST:-0}" = 1 ] && rm -f "$WORK/ck-$2"/worker-*.snapshot
     /usr/bin/time -f "$2 %e %U %S" -o "$WORK/time.txt" bash -c "$(declare -f restart); restart $1 $WORK/ck-$2" >/dev/null 2>&1 || { echo "$2: the restart failed" >&2; exit 1; }
     cat "$WORK/time.txt" | tee -a "$times"
 }
