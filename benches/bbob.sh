@@ -75,8 +75,9 @@ for dim in $DIMS; do
                 ours=${variant%%=*}
                 [ -n "$ours" ] || continue
                 method="propulate-$ours"
+                # Runs with and without evaluation time are told apart wherever they meet.
+                [ "$EVAL_SECONDS" = 0 ] || method="$method-t$EVAL_SECONDS"
                 key="$method f$fid i$inst d$dim b$BUDGET np$NP islands$ISLANDS s$SEED"
-                [ "$EVAL_SECONDS" = 0 ] || key="$key t$EVAL_SECONDS"
                 done_already "$key" && continue
                 run=$WORK/runs/${key// /-}
                 rm -rf "$run"

@@ -106,7 +106,7 @@ fn median_breed(
     let mut rng = worker_rng(2, 0);
     let mut times = Vec::with_capacity(reps);
     for rep in 0..reps {
-        let breeder = Breeder { island: 0, worker: (rep % 8) as u32, generation: 1_000_000 + rep as u64 };
+        let breeder = Breeder { island: 0, worker: (rep % 8) as u32, generation: 1_000_000 + rep as u64, since: 0 };
         breed_from(&mut |pool: &dyn Pool| {
             let start = Instant::now();
             let child = propagator.propagate_as(breeder, pool, space, &mut rng).expect("breeds");

@@ -122,7 +122,7 @@ impl Propagator for ReversedLrBounds {
         space: &SearchSpace,
         rng: &mut PropRng,
     ) -> Result<Vec<Individual>, propulate::CoreError> {
-        self.propagate_as(Breeder { island: 0, worker: 0, generation: 0 }, pool, space, rng)
+        self.propagate_as(Breeder { island: 0, worker: 0, generation: 0, since: 0 }, pool, space, rng)
     }
     fn propagate_as(
         &self,

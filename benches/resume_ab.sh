@@ -11,7 +11,8 @@
 # once by A if absent). Each binary restarts its own copy of it (ck-A/, ck-B/, copied once): a
 # binary may leave files there that the other does not know (journal snapshots, since 2026-11-26).
 # The warm-up restarts each copy once (and so writes B's snapshots, if it makes them).
-# FIRST=1 deletes the journal snapshots before every timed restart: the first resume after a run.
+# FIRST=1 deletes the journal snapshots before every timed restart: a resume that parses every
+# journal, as the first after a run does (though with the journals already in the page cache).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/mpi-env.sh

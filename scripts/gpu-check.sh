@@ -311,7 +311,7 @@ check_pbt() {
     timeout 1200 "${MPIRUN[@]}" -np 4 "$bin/propulate-rs" --device cuda --data "$(data_dir)" \
         --train-images 2000 --valid-images 1000 --ranks-per-worker 1 --propagator pbt --pbt-explore pb2 --pbt-interval 1 \
         --pbt-steps 5 --checkpoint "$dir/ck" --out "$dir" > "$log" 2>&1
-    local status=$? counts accuracy
+    local status=$? counts accuracy total continued exploited
     # trials.csv ends each row with parent,step,steps,exploited: rows that continued a state, and
     # those that continued another member's.
     counts=$(python3 -c "

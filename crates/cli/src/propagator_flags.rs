@@ -186,7 +186,7 @@ const FLAGS: &[SettingFlag] = &[
         field: "tpe_share",
         kind: Kind::Float,
         help: "GP: share of the children bred by TPE (Optuna's default model) from the same island: a \
-               portfolio of the two models, each fitted to every evaluation [default: 0]",
+               portfolio of the two models, both modelling the island's evaluations [default: 0]",
     },
     SettingFlag {
         long: "gp-model",

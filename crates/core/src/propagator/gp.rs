@@ -77,9 +77,9 @@ pub struct GpConfig {
     /// configuration saved before it existed: 10.
     #[serde(default = "default_starts")]
     pub starts: usize,
-    /// Share of the children bred by TPE (Optuna's default model, [`TpeConfig::default`]) from the
-    /// same island instead of the process: a portfolio of the two models, both fitted to every
-    /// evaluation, each child by one of them (a worker's k-th child by TPE when
+    /// Share of the children bred by TPE (Optuna's default model and settings, its own 10 random
+    /// first: [`TpeConfig::default`]) from the same island instead of the process: a portfolio of
+    /// the two models, both modelling the island's evaluations, each child by one of them (a worker's k-th child by TPE when
     /// `floor((k + w + 1) s) > floor((k + w) s)`, w its index, so that workers alternate out of
     /// step). Absent from a configuration saved before it existed: 0, the process alone.
     #[serde(default)]
@@ -628,14 +628,14 @@ mod tests {
         let s = space();
         let at = |share: f64| Gp::new(&s, GpConfig { tpe_share: share, ..GpConfig::default() }).unwrap();
         let by_tpe = |gp: &Gp, worker: u32, generations: u64| {
-            (0..generations).filter(|&g| gp.bred_by_tpe(Breeder { island: 0, worker, generation: g })).count()
+            (0..generations).filter(|&g| gp.bred_by_tpe(Breeder { island: 0, worker, generation: g, since: 0 })).count()
         };
         assert_eq!(by_tpe(&at(0.5), 0, 100), 50);
         assert_eq!(by_tpe(&at(0.25), 3, 100), 25);
         assert_eq!(by_tpe(&at(1.0), 1, 10), 10);
         assert!(at(0.0).tpe.is_none(), "no share, no TPE");
         let half = at(0.5);
-        let first = |w| half.bred_by_tpe(Breeder { island: 0, worker: w, generation: 0 });
+        let first = |w| half.bred_by_tpe(Breeder { island: 0, worker: w, generation: 0, since: 0 });
         assert_ne!(first(0), first(1), "neighbouring workers use different models at once");
 
         let mut rng = worker_rng(3, 0);
@@ -648,7 +648,7 @@ mod tests {
             .collect();
         let pool = WithRunning { done, running: vec![] };
         let breed = |p: &dyn Propagator, generation| {
-            let breeder = Breeder { island: 0, worker: 0, generation };
+            let breeder = Breeder { island: 0, worker: 0, generation, since: 0 };
             p.propagate_as(breeder, &pool, &s, &mut worker_rng(4, 0)).unwrap().remove(0).values
         };
         let tpe = Tpe::new(&s, TpeConfig::default()).unwrap();

@@ -193,6 +193,9 @@ pub struct Breeder {
     pub worker: u32,
     /// The generation the child will have.
     pub generation: u64,
+    /// The first generation this start of the run bred: 0 in a new run, a resume's first. What
+    /// came before happened to an earlier start (one whose cause the user may have fixed since).
+    pub since: u64,
 }
 
 /// A breeding operator: parents in, offspring out.

@@ -322,11 +322,14 @@ impl Propagator for Pbt {
 /// that NCCL cannot share) a run ended by its members' budget would start them for ever.
 pub const FAILURES_IN_A_ROW: u64 = 3;
 
-/// Whether the breeding worker's last [`FAILURES_IN_A_ROW`] evaluations all failed.
+/// Whether the breeding worker's last [`FAILURES_IN_A_ROW`] evaluations all failed in this start
+/// of the run (a resume gives a worker that gave up before another chance: its cause, a missing
+/// module, a full disk, may have been fixed).
 fn failing(breeder: Breeder, pool: &dyn Pool) -> bool {
-    breeder.generation >= FAILURES_IN_A_ROW
+    breeder.generation >= breeder.since + FAILURES_IN_A_ROW
         && (1..=FAILURES_IN_A_ROW).all(|back| {
-            let id = IndividualId { island: breeder.island, worker: breeder.worker, generation: breeder.generation - back };
+            let id =
+                IndividualId { island: breeder.island, worker: breeder.worker, generation: breeder.generation - back };
             pool.stored(&id).is_some_and(|i| i.failure.is_some())
         })
 }
@@ -389,7 +392,7 @@ mod tests {
     }
 
     fn breed(pbt: &Pbt, pool: &Population, worker: u32, generation: u64, seed: u64) -> Individual {
-        let breeder = Breeder { island: 0, worker, generation };
+        let breeder = Breeder { island: 0, worker, generation, since: 0 };
         pbt.propagate_as(breeder, pool, &space(), &mut worker_rng(seed, worker as u64)).unwrap().remove(0)
     }
 
@@ -505,8 +508,8 @@ mod tests {
             evaluated(2, 3, 0.7, 6, values(0.03)),
             evaluated(3, 3, 0.9, 6, values(0.04)),
         ]);
-        assert!(pbt.worker_finished(Breeder { island: 0, worker: 0, generation: 5 }, &pool));
-        assert!(!pbt.worker_finished(Breeder { island: 0, worker: 3, generation: 4 }, &pool));
+        assert!(pbt.worker_finished(Breeder { island: 0, worker: 0, generation: 5, since: 0 }, &pool));
+        assert!(!pbt.worker_finished(Breeder { island: 0, worker: 3, generation: 4, since: 0 }, &pool));
         // The worst would exploit the best, but it is finished: the worst continues its own.
         let child = breed(&pbt, &pool, 3, 4, 0);
         let lineage = child.lineage.unwrap();
@@ -547,7 +550,7 @@ mod tests {
             f.failure = Some("NCCL: two ranks on one GPU".into());
             f
         };
-        let at = |generation| Breeder { island: 0, worker: 1, generation };
+        let at = |generation| Breeder { island: 0, worker: 1, generation, since: 0 };
         let two = population(vec![evaluated(1, 0, 0.5, 0, values(0.02)), failed(1), failed(2)]);
         assert!(!pbt.worker_finished(at(3), &two), "two failures: it starts afresh");
         let three = population(vec![failed(0), failed(1), failed(2)]);
@@ -555,6 +558,8 @@ mod tests {
         let recovered = population(vec![failed(0), failed(1), failed(2), evaluated(1, 3, 0.4, 0, values(0.02))]);
         assert!(!pbt.worker_finished(at(4), &recovered), "a success in between resets the count");
         assert!(!pbt.worker_finished(at(2), &three), "fewer evaluations than the limit");
+        let resumed = Breeder { since: 1, ..at(3) };
+        assert!(!pbt.worker_finished(resumed, &three), "failures of an earlier start do not count");
     }
 
     #[test]

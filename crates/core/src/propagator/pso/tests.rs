@@ -16,7 +16,7 @@ use crate::space::{Domain, Param, Value};
 /// Worker `worker` of island 0 breeding its generation `generation`: its position is its individual
 /// of generation `generation - 1`, its previous position that of `generation - 2`.
 fn breeder(worker: u32, generation: u64) -> Breeder {
-    Breeder { island: 0, worker, generation }
+    Breeder { island: 0, worker, generation, since: 0 }
 }
 
 fn evaluated(values: Vec<Value>, worker: u32, generation: u64, loss: f64) -> Individual {
@@ -415,7 +415,7 @@ fn swarm_best(pso: &Pso, space: &SearchSpace, workers: u32, per_worker: u64, see
     let mut best = f64::INFINITY;
     for generation in 0..per_worker {
         for worker in 0..workers {
-            let who = Breeder { island: 0, worker, generation };
+            let who = Breeder { island: 0, worker, generation, since: 0 };
             let mut child = pso.propagate_as(who, &population, space, &mut rngs[worker as usize]).unwrap().remove(0);
             child.id = IndividualId { island: 0, worker, generation };
             child.loss = sphere(space, &child.values);

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use propulate_core::error::Error as CoreError;
 use propulate_core::individual::{Individual, IndividualId};
-use propulate_core::propagator::{Breeder, Excluding};
+use propulate_core::propagator::Excluding;
 
 use super::RootWorker;
 use crate::error::Result;
@@ -40,7 +40,7 @@ impl RootWorker<'_, '_> {
     fn breed(&mut self, generation: u64, gone: &BTreeSet<u32>) -> Result<Individual> {
         let space = self.run.space;
         // Propagators that keep per-worker state in the population (PSO's particles) learn who breeds.
-        let breeder = Breeder { island: self.island as u32, worker: self.worker as u32, generation };
+        let breeder = self.breeder(generation);
         let mut children = if gone.is_empty() {
             self.propagator.propagate_as(breeder, &self.population, space, &mut self.rng)?
         } else {

@@ -120,6 +120,12 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         })
     }
 
+    /// This worker as the breeder of `generation`.
+    fn breeder(&self, generation: u64) -> Breeder {
+        let since = self.generation_offset + self.resumed;
+        Breeder { island: self.island as u32, worker: self.worker as u32, generation, since }
+    }
+
     /// Run all generations, drain to a clean end, and combine the roots' results (collective over
     /// the roots; the followers of a multi-rank worker are released with the result).
     pub fn run_to_end<F>(
@@ -137,8 +143,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         let first = self.generation_offset + self.evaluated.len() as u64;
         // The offset comes from the manifest (bounded there) and the generations from the user.
         for generation in first..self.generation_offset.saturating_add(self.run.cfg.generations) {
-            let breeder = Breeder { island: self.island as u32, worker: self.worker as u32, generation };
-            if self.propagator.worker_finished(breeder, &self.population) {
+            if self.propagator.worker_finished(self.breeder(generation), &self.population) {
                 break;
             }
             self.generation(generation, roots, reborrow(&mut worker_comm), loss)?;
