@@ -140,6 +140,9 @@ pub struct Population {
     stored: Vec<Individual>,
     records: IdMap<Record>,
     by_loss: BTreeSet<(LossKey, IndividualId)>,
+    /// The loss order per responsible worker: emigration takes a worker's best, and a filtered
+    /// pass over `by_loss` went ever deeper as each worker's best left (quadratic in long runs).
+    by_responsible: BTreeSet<(u32, LossKey, IndividualId)>,
     by_breeding: BTreeSet<BreedKey>,
     active_ids: Vec<IndividualId>,
     known: usize,
@@ -223,11 +226,13 @@ impl Population {
             }
         }
         let mut active: Vec<(LossKey, IndividualId)> = Vec::with_capacity(stored.len());
+        let mut responsible: Vec<(u32, LossKey, IndividualId)> = Vec::with_capacity(stored.len());
         let mut bred: Vec<BreedKey> = Vec::with_capacity(stored.len());
         let mut active_at: Vec<(IndividualId, u32)> = Vec::with_capacity(stored.len());
         for (k, (ind, step)) in stored.iter().zip(&deactivated).enumerate() {
             if step.is_none_or(|d| d < ind.migration_steps) {
                 active.push((LossKey(ind.loss), ind.id));
+                responsible.push((ind.responsible_worker, LossKey(ind.loss), ind.id));
                 bred.push(breed_key(ind));
                 active_at.push((ind.id, k as u32));
             }
@@ -252,6 +257,7 @@ impl Population {
         drop(slot_of);
         let active_ids: Vec<IndividualId> = active_at.into_iter().map(|(id, _)| id).collect();
         active.sort_unstable();
+        responsible.sort_unstable();
         bred.sort();
         let known = stored.len();
         let (by_loss, by_breeding) = (active.into_iter().collect(), bred.into_iter().collect());
@@ -259,6 +265,7 @@ impl Population {
             stored,
             records,
             by_loss,
+            by_responsible: responsible.into_iter().collect(),
             by_breeding,
             active_ids,
             known,
@@ -304,11 +311,12 @@ impl Population {
         let steps = ind.migration_steps;
         let loss = ind.loss;
         let new_key = breed_key(&ind);
+        let responsible = ind.responsible_worker;
         let old = match rec.individual() {
             Some(k) if steps <= self.stored[k].migration_steps => return Arrival::Ignored,
             Some(k) => {
                 let old = std::mem::replace(&mut self.stored[k], ind);
-                Some((old.loss, breed_key(&old)))
+                Some((old.loss, breed_key(&old), old.responsible_worker))
             }
             None => {
                 self.known += 1;
@@ -329,11 +337,13 @@ impl Population {
                     p.changed();
                 }
                 // Same identity, newer step: the same evaluation, but keep the keys exact.
-                if let Some((old_loss, old_key)) = old {
+                if let Some((old_loss, old_key, old_responsible)) = old {
                     self.by_loss.remove(&(LossKey(old_loss), id));
+                    self.by_responsible.remove(&(old_responsible, LossKey(old_loss), id));
                     self.by_breeding.remove(&old_key);
                 }
                 self.by_loss.insert((LossKey(loss), id));
+                self.by_responsible.insert((responsible, LossKey(loss), id));
                 self.by_breeding.insert(new_key);
                 Arrival::Ignored
             }
@@ -375,9 +385,11 @@ impl Population {
 
     fn activate(&mut self, id: IndividualId, loss: f64, key: BreedKey) {
         let rec = self.records.get_mut(&id).expect("record exists");
+        let stored = &self.stored[rec.individual().expect("stored before activation")];
         if let Some(p) = &mut self.pareto {
-            p.arrived(&self.stored[rec.individual().expect("stored before activation")]);
+            p.arrived(stored);
         }
+        self.by_responsible.insert((stored.responsible_worker, LossKey(loss), id));
         rec.active_slot = Some(index(self.active_ids.len()));
         self.active_ids.push(id);
         self.by_loss.insert((LossKey(loss), id));
@@ -392,6 +404,7 @@ impl Population {
         let slot = rec.active_slot.take().expect("was active") as usize;
         let ind = &self.stored[rec.individual().expect("stored")];
         self.by_loss.remove(&(LossKey(ind.loss), id));
+        self.by_responsible.remove(&(ind.responsible_worker, LossKey(ind.loss), id));
         self.by_breeding.remove(&breed_key(ind));
         self.active_ids.swap_remove(slot);
         if let Some(moved) = self.active_ids.get(slot).copied() {
@@ -448,6 +461,35 @@ impl Population {
                 .collect(),
             None => self.iter_best().filter(|i| keep(i)).take(k).cloned().collect(),
         }
+    }
+
+    /// The `k` best active individuals that worker `responsible` (an index among the island's
+    /// workers) is responsible for, best first: what [`Population::best_where`] with that filter
+    /// gives, in O(k log n) with one objective (with several, that filtered pass).
+    pub fn best_responsible(&self, responsible: u32, k: usize) -> Vec<Individual> {
+        if self.pareto.is_some() {
+            return self.best_where(k, |i| i.responsible_worker == responsible);
+        }
+        self.responsible_range(responsible).take(k).map(|(_, _, id)| self.stored_active(id).clone()).collect()
+    }
+
+    /// The `k` worst active individuals worker `responsible` is responsible for, worst first.
+    pub fn worst_responsible(&self, responsible: u32, k: usize) -> Vec<Individual> {
+        if self.pareto.is_some() {
+            return self.iter_best().rev().filter(|i| i.responsible_worker == responsible).take(k).cloned().collect();
+        }
+        self.responsible_range(responsible).rev().take(k).map(|(_, _, id)| self.stored_active(id).clone()).collect()
+    }
+
+    fn responsible_range(
+        &self,
+        responsible: u32,
+    ) -> impl DoubleEndedIterator<Item = &(u32, LossKey, IndividualId)> + '_ {
+        // The extremes of f64::total_cmp: the negative and the positive NaN with every payload bit.
+        let (least, most) = (LossKey(f64::from_bits(u64::MAX)), LossKey(f64::from_bits(u64::MAX >> 1)));
+        let low = IndividualId { island: 0, worker: 0, generation: 0 };
+        let high = IndividualId { island: u32::MAX, worker: u32::MAX, generation: u64::MAX };
+        self.by_responsible.range((responsible, least, low)..=(responsible, most, high))
     }
 
     /// The lowest-loss active individual bred by worker `worker` (global index), ties broken by the
@@ -662,6 +704,41 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+        /// A worker's best and worst from the per-responsible index are what a filtered pass over
+        /// the loss order gives, after every arrival (newer copies with another responsible worker,
+        /// failures, ties) and departure, and in a population built in one pass from the same events.
+        #[test]
+        fn the_responsible_index_gives_the_filtered_orders(
+            events in proptest::collection::vec((0u64..25, 0u8..6, 0u32..3, 0u32..3, proptest::prelude::any::<bool>()), 1..80),
+        ) {
+            let mut p = Population::new();
+            let (mut arrivals, mut departures) = (Vec::new(), Vec::new());
+            for &(generation, loss, responsible, steps, leaves) in &events {
+                let id = IndividualId { island: 0, worker: 0, generation };
+                if leaves {
+                    p.deactivate(id, steps);
+                    departures.push((id, steps));
+                } else {
+                    let mut i = ind(0, generation, if loss == 5 { f64::INFINITY } else { f64::from(loss) }, steps);
+                    i.responsible_worker = responsible;
+                    arrivals.push(i.clone());
+                    p.insert(i);
+                }
+                for q in [&p, &Population::from_events(arrivals.clone(), &departures)] {
+                    for w in 0..3 {
+                        for k in [1, 2, 30] {
+                            let ids = |v: Vec<Individual>| v.into_iter().map(|i| i.id).collect::<Vec<_>>();
+                            let best: Vec<_> = q.iter_best().filter(|i| i.responsible_worker == w).take(k).map(|i| i.id).collect();
+                            proptest::prop_assert_eq!(ids(q.best_responsible(w, k)), best);
+                            let worst: Vec<_> =
+                                q.iter_best().rev().filter(|i| i.responsible_worker == w).take(k).map(|i| i.id).collect();
+                            proptest::prop_assert_eq!(ids(q.worst_responsible(w, k)), worst);
+                        }
+                    }
+                }
+            }
+        }
+
         /// With several objectives, the best k from the front kept up to date as individuals
         /// arrive and leave (all, or those a filter accepts) are the first k of the whole order
         /// computed anew, after every event:

@@ -8,6 +8,7 @@ use propulate_core::individual::Individual;
 use propulate_core::population::{ALL_COPIES, Arrival};
 
 use super::RootWorker;
+use crate::config::Selection;
 use crate::driver::message::{Message, encode};
 use crate::error::Result;
 use crate::journal::{Event, Immig, Migrants};
@@ -82,7 +83,14 @@ impl RootWorker<'_, '_> {
         // never move the same individual.
         let me = self.index_in_island;
         let eligible = |i: &Individual| i.responsible_worker == me;
-        let Some(mut chosen) = self.run.cfg.emigration.choose(&self.population, eligible, total, &mut self.rng) else {
+        // Best and worst read the worker's own loss order: a filter over the island's went deeper
+        // with every generation, as the worker's best left (a run's time grew with its square).
+        let chosen = match self.run.cfg.emigration {
+            Selection::Best => Some(self.population.best_responsible(me, total)).filter(|c| c.len() == total),
+            Selection::Worst => Some(self.population.worst_responsible(me, total)).filter(|c| c.len() == total),
+            Selection::Uniform => self.run.cfg.emigration.choose(&self.population, eligible, total, &mut self.rng),
+        };
+        let Some(mut chosen) = chosen else {
             return Ok(());
         };
         chosen.shuffle(&mut self.rng);
