@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{bin, mpirun, recorded, report_data, run_with_timeout};
-use propulate::journal::read_checkpoint;
+use propulate::journal::{Manifest, WORTH_WRITING_VAR, read_checkpoint, read_worker_journal, snapshot_name};
 use propulate::{Optimizer, SearchSpace};
 
 /// (worker, generation) -> (values, loss bits) of every recorded evaluation.
@@ -220,6 +220,46 @@ fn more_generations_continue_the_run() {
     small_run(tmp.path(), 50);
     let replay = read_checkpoint(tmp.path()).unwrap().unwrap();
     assert!(replay.workers.iter().all(|j| j.evaluated.len() == 50 && j.done));
+}
+
+/// Under mpirun every worker root's clean end leaves a snapshot of its whole journal
+/// (`PROPULATE_SNAPSHOT_BYTES=0` makes every journal worth one): the next resume reads the snapshots
+/// and parses nothing, and they hold what parsing the segments gives.
+#[test]
+fn a_clean_end_under_mpirun_leaves_snapshots_that_hold_what_the_segments_say() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, copy) = (tmp.path().join("ck"), tmp.path().join("copy"));
+    let journals = |dir: &Path| {
+        let replay = read_checkpoint(dir).unwrap().unwrap();
+        replay.workers.iter().map(|j| serde_json::to_string(j).unwrap()).collect::<Vec<_>>()
+    };
+    for generations in ["50", "80"] {
+        let mut cmd = mpirun(4);
+        cmd.env(WORTH_WRITING_VAR, "0").arg(bin()).args(run_args(
+            &dir,
+            &["--islands", "2", "--generations", generations, "--seed", "3", "--migration-probability", "0.9"],
+        ));
+        let out = run_with_timeout(cmd, Duration::from_secs(120));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let manifest = Manifest::read(&dir).unwrap();
+        for w in 0..4 {
+            assert!(dir.join(snapshot_name(w)).is_file(), "{generations} generations: worker {w} left no snapshot");
+            let read = read_worker_journal(&dir, w, &manifest).unwrap();
+            assert_eq!(read.parsed_bytes, 0, "{generations} generations: worker {w}'s snapshot misses segments");
+            assert_eq!(read.journal.evaluated.len(), generations.parse::<usize>().unwrap());
+        }
+        let _ = std::fs::remove_dir_all(&copy);
+        std::fs::create_dir(&copy).unwrap();
+        for e in std::fs::read_dir(&dir).unwrap().map(Result::unwrap) {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.ends_with(".jsonl") || name == "manifest.json" {
+                std::fs::copy(e.path(), copy.join(name)).unwrap();
+            }
+        }
+        assert_eq!(journals(&dir), journals(&copy), "{generations} generations: snapshots and segments differ");
+    }
+    let emigrations: usize = read_checkpoint(&dir).unwrap().unwrap().workers.iter().map(|j| j.emigrations.len()).sum();
+    assert!(emigrations > 0, "no migration: the test covers less than it says");
 }
 
 fn listing(dir: &Path) -> BTreeSet<(String, Vec<u8>)> {

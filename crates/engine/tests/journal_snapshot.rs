@@ -130,15 +130,24 @@ fn a_snapshot_that_does_not_check_out_is_ignored_with_a_warning() {
     assert_eq!((resumed.resumed, resumed.evaluations), (60, 80));
 }
 
-/// A resume that parses more than the threshold (16 MiB) leaves snapshots; the next resume parses
-/// only what was written after them.
+/// A run that writes more than the threshold (16 MiB) of journal leaves a snapshot at its clean end,
+/// and a resume that parses that much leaves one too; the next resume parses only what was written
+/// after them.
 #[test]
-fn a_resume_that_parsed_a_long_journal_leaves_a_snapshot_for_the_next() {
+fn long_journals_leave_a_snapshot_at_a_clean_end_and_at_a_resume() {
     let dir = tempfile::tempdir().unwrap();
     // About 435 bytes of journal per generation: 40,000 generations are over 16 MiB.
     let first = run(dir.path(), 1, 1, 40_000);
     let snapshot = dir.path().join(snapshot_name(0));
-    assert!(!snapshot.exists(), "a fresh run parses nothing and writes no snapshot");
+    assert!(snapshot.is_file(), "the run wrote over 16 MiB of journal and left no snapshot");
+    let read = read_worker_journal(dir.path(), 0, &Manifest::read(dir.path()).unwrap()).unwrap();
+    assert_eq!(read.parsed_bytes, 0, "the clean end's snapshot covers the segment just written");
+    let from_snapshot = journals(dir.path());
+    std::fs::remove_file(&snapshot).unwrap();
+    assert_eq!(journals(dir.path()), from_snapshot, "the snapshot holds what parsing the segment gives");
+
+    // Without it, the resume parses the segment and leaves a snapshot of what it read (its own
+    // segment, with nothing to evaluate, is too short to be worth another).
     let again = run(dir.path(), 1, 1, 40_000);
     assert!(snapshot.is_file(), "the resume parsed {} bytes and wrote no snapshot", {
         let m = Manifest::read(dir.path()).unwrap();

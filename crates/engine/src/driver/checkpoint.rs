@@ -7,7 +7,8 @@
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::journal::{
-    MAX_WORKERS, Manifest, ensure_unlocked, inspect_checkpoint, read_worker_journal, reshape, write_snapshot,
+    MAX_WORKERS, Manifest, SegmentsRead, ensure_unlocked, inspect_checkpoint, read_worker_journal, reshape,
+    write_snapshot,
 };
 use crate::observe::{Event, RankObservers};
 
@@ -203,20 +204,24 @@ pub(crate) fn prepare(
             }
             // The next resume decodes what this one parsed (journal/snapshot.rs); a snapshot that
             // cannot be written costs that resume time, nothing else.
-            if read.worth_a_snapshot()
-                && let Err(e) = write_snapshot(&ck.dir, worker, &read.segments, &read.journal, &read.tail_warnings)
-            {
-                observers.emit(&Event::Warning(&format!("no snapshot of the journal for the next resume: {e}")));
+            let mut uncovered = read.parsed_bytes;
+            if read.worth_a_snapshot() {
+                match write_snapshot(&ck.dir, worker, &read.segments, &read.journal, &read.tail_warnings) {
+                    Ok(()) => uncovered = 0,
+                    Err(e) => {
+                        observers.emit(&Event::Warning(&format!("no snapshot of the journal for the next resume: {e}")))
+                    }
+                }
             }
-            read.journal
+            (read.journal, SegmentsRead { covers: read.segments, warnings: read.tail_warnings, uncovered })
         });
     let (mine, status) = match mine {
         Ok(m) => (Some(m), Ok(())),
         Err(e) => (None, Err(e)),
     };
     agree(world, status)?;
-    let journal = mine.expect("agreed above");
-    let (resumed, status) = match rebuild(roots, layout, manifest.generation_offset, journal) {
+    let (journal, segments) = mine.expect("agreed above");
+    let (resumed, status) = match rebuild(roots, layout, manifest.generation_offset, journal, segments) {
         Ok(r) => (Some(r), Ok(())),
         Err(e) => (None, Err(e)),
     };

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::message::{TAG_RESUME, decode, encode};
 use crate::error::Result;
-use crate::journal::WorkerJournal;
+use crate::journal::{SegmentsRead, WorkerJournal};
 use crate::transport::Communicator;
 use propulate_core::individual::{Individual, IndividualId};
 use propulate_core::layout::Layout;
@@ -33,6 +33,8 @@ pub(crate) struct Resumed {
     pub journal: WorkerJournal,
     /// The island's active population: every evaluation, arrival and deactivation recorded for it.
     pub population: Population,
+    /// The segments of the journal read, for a snapshot at the run's clean end.
+    pub segments: SegmentsRead,
 }
 
 /// What `journal` (of a worker on island `home`) contributes to `island`: on its own island its
@@ -154,6 +156,7 @@ pub(crate) fn rebuild(
     layout: &Layout,
     generation_offset: u64,
     journal: WorkerJournal,
+    segments: SegmentsRead,
 ) -> Result<Resumed> {
     let (me, ranks) = (roots.rank(), roots.size());
     let home = layout.island_of_worker(me);
@@ -206,7 +209,7 @@ pub(crate) fn rebuild(
         roots.wait_sends()?;
     }
     drop(encoded);
-    Ok(Resumed { generation_offset, journal, population: Population::from_events(arrivals, &deactivations) })
+    Ok(Resumed { generation_offset, journal, population: Population::from_events(arrivals, &deactivations), segments })
 }
 
 #[cfg(test)]
@@ -264,7 +267,7 @@ mod tests {
         let shared = layout.clone();
         let results = run_local(4, move |mut roots| {
             let me = roots.rank();
-            let resumed = rebuild(&mut roots, &shared, 0, journals(&shared)[me].clone()).unwrap();
+            let resumed = rebuild(&mut roots, &shared, 0, journals(&shared)[me].clone(), Default::default()).unwrap();
             (me, resumed.population.active_ids_sorted(), resumed.journal.evaluated.len())
         });
         for r in results {

@@ -9,6 +9,7 @@
 mod legacy_propagator;
 mod lock;
 mod manifest;
+mod mirror;
 mod replay;
 mod reshape;
 mod snapshot;
@@ -19,12 +20,13 @@ pub use lock::{JournalLock, LockMode, lock_name, owner_name};
 pub use manifest::{
     CheckpointLayout, FORMAT, MAX_GENERATION_OFFSET, MAX_MANIFEST_BYTES, MAX_WORKERS, Manifest, VERSION,
 };
+pub use mirror::{JournalMirror, SegmentsRead};
 pub use replay::{
     Replay, WorkerJournal, WorkerRead, inspect_checkpoint, island_population, island_populations, read_checkpoint,
     read_worker_journal,
 };
 pub use reshape::reshape;
-pub use snapshot::{parse_snapshot_name, snapshot_name, write as write_snapshot};
+pub use snapshot::{JournalRef, WORTH_WRITING_VAR, parse_snapshot_name, snapshot_name, write as write_snapshot};
 pub use writer::{FsyncPolicy, JournalWriter, ensure_unlocked};
 
 use serde::{Deserialize, Serialize};

@@ -35,6 +35,22 @@ pub struct WorkerJournal {
 }
 
 impl WorkerJournal {
+    /// Take one record in, as the journal says it (an evaluation after those already in).
+    pub(super) fn apply(&mut self, event: Event) {
+        match event {
+            Event::Bred(Bred { id, .. }) => self.in_flight.push(id),
+            Event::Eval(Eval { ind }) => {
+                self.evaluated.push(ind);
+                self.done = false;
+            }
+            Event::Emig(Migrants { to, inds }) => self.emigrations.push((to, inds)),
+            Event::Seed(Migrants { to, inds }) => self.seeds.push((to, inds)),
+            Event::Deact(Deact { ids }) => self.deactivations.extend(ids),
+            Event::Immig(_) => {}
+            Event::Done(_) => self.done = true,
+        }
+    }
+
     /// Keep only the `bred` records whose evaluation is not in the journal.
     fn drop_finished_in_flight(&mut self, generation_offset: u64) {
         let next = generation_offset + self.evaluated.len() as u64;
@@ -197,7 +213,7 @@ impl WorkerRead {
 
     /// Whether a snapshot of this read would save the next one parsing enough to be worth writing.
     pub fn worth_a_snapshot(&self) -> bool {
-        self.parsed_bytes >= super::snapshot::WORTH_WRITING
+        self.parsed_bytes >= super::snapshot::worth_writing()
     }
 }
 
@@ -339,25 +355,16 @@ fn read_record(line: &[u8], offset: usize, path: &Path, rules: &RecordRules<'_>,
     }
     let event = parse_event(line).map_err(|e| corrupt(e.to_string()))?;
     rules.check(&event).map_err(corrupt)?;
-    match event {
-        Event::Bred(Bred { id, .. }) => j.in_flight.push(id),
-        Event::Eval(Eval { ind }) => {
-            let expected = generation_offset + j.evaluated.len() as u64;
-            if ind.id.worker as usize != worker || ind.id.generation != expected {
-                return Err(corrupt(format!(
-                    "evaluation {} where worker {worker}'s generation {expected} was expected",
-                    ind.id
-                )));
-            }
-            j.evaluated.push(ind);
-            j.done = false;
+    if let Event::Eval(Eval { ind }) = &event {
+        let expected = generation_offset + j.evaluated.len() as u64;
+        if ind.id.worker as usize != worker || ind.id.generation != expected {
+            return Err(corrupt(format!(
+                "evaluation {} where worker {worker}'s generation {expected} was expected",
+                ind.id
+            )));
         }
-        Event::Emig(Migrants { to, inds }) => j.emigrations.push((to, inds)),
-        Event::Seed(Migrants { to, inds }) => j.seeds.push((to, inds)),
-        Event::Deact(Deact { ids }) => j.deactivations.extend(ids),
-        Event::Immig(_) => {}
-        Event::Done(_) => j.done = true,
     }
+    j.apply(event);
     Ok(())
 }
 

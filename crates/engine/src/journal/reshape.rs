@@ -80,7 +80,7 @@ pub fn reshape(
     for (island, share) in shares.into_iter().enumerate() {
         let first = layout.island_workers(island).start;
         let mut journal = JournalWriter::create(&staging, first, Default::default())?;
-        journal.append(&Event::Seed(Migrants { to: island as u32, inds: share }))?;
+        journal.append(Event::Seed(Migrants { to: island as u32, inds: share }))?;
         journal.sync()?;
     }
     let mut extra = extra.clone();

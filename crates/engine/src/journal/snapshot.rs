@@ -1,9 +1,10 @@
 //! A binary snapshot of what one worker's journal says up to some segment, so that the next resume
 //! decodes it instead of parsing the same JSON again (parsing was the largest part of resuming a
-//! long run). A worker root that parsed more than [`WORTH_WRITING`] bytes of JSON on resume writes
-//! `worker-NNNNN.snapshot`, covering every segment it read; a later resume or `report` takes the
-//! snapshot when every segment it covers is still there with the size it had, and parses only the
-//! segments after them. Segments are append-only and every start opens a new one, so a covered
+//! long run). A worker root that parsed more than [`worth_writing`] bytes of JSON on resume writes
+//! `worker-NNNNN.snapshot`, covering every segment it read; one whose run ends cleanly with that
+//! much journal no snapshot covers writes one covering every segment, the one it just wrote
+//! included (`journal/mirror.rs`). A later resume or `report` takes the snapshot when every segment
+//! it covers is still there with the size it had, and parses only the segments after them. Segments are append-only and every start opens a new one, so a covered
 //! segment of unchanged size holds what it held.
 //!
 //! The journal stays the record and the snapshot a cache of it: a snapshot that does not check out
@@ -20,10 +21,21 @@ use serde::{Deserialize, Serialize};
 use super::WorkerJournal;
 use super::validate::RecordRules;
 use crate::error::{Error, Result};
+use propulate_core::individual::{Individual, IndividualId};
 
 /// JSON bytes a resume must have parsed for a snapshot to be worth writing: about 60,000
 /// evaluations of a small space; below that parsing takes a few tens of milliseconds.
 pub const WORTH_WRITING: u64 = 16 << 20;
+
+/// The environment variable that sets [`worth_writing`] in bytes (0: a snapshot at every resume and
+/// clean end).
+pub const WORTH_WRITING_VAR: &str = "PROPULATE_SNAPSHOT_BYTES";
+
+/// JSON bytes that a snapshot must save the next resume from parsing to be written:
+/// `PROPULATE_SNAPSHOT_BYTES` where it is a number of bytes, else [`WORTH_WRITING`].
+pub fn worth_writing() -> u64 {
+    std::env::var(WORTH_WRITING_VAR).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(WORTH_WRITING)
+}
 
 /// The first bytes of a snapshot file: its format and version.
 const MAGIC: &[u8; 24] = b"propulate-rs snapshot 1\n";
@@ -57,7 +69,38 @@ struct Snapshot {
 struct SnapshotRef<'a> {
     covers: &'a [(u32, u64)],
     warnings: &'a [String],
-    journal: &'a WorkerJournal,
+    journal: JournalRef<'a>,
+}
+
+/// A [`WorkerJournal`] by reference, encoded as one: a worker at its clean end writes its snapshot
+/// from the evaluations it holds, without copying them.
+#[derive(Serialize)]
+pub struct JournalRef<'a> {
+    /// As [`WorkerJournal::evaluated`].
+    pub evaluated: &'a [Individual],
+    /// As [`WorkerJournal::in_flight`].
+    pub in_flight: &'a [IndividualId],
+    /// As [`WorkerJournal::emigrations`].
+    pub emigrations: &'a [(u32, Vec<Individual>)],
+    /// As [`WorkerJournal::seeds`].
+    pub seeds: &'a [(u32, Vec<Individual>)],
+    /// As [`WorkerJournal::deactivations`].
+    pub deactivations: &'a [(IndividualId, u32)],
+    /// As [`WorkerJournal::done`].
+    pub done: bool,
+}
+
+impl<'a> From<&'a WorkerJournal> for JournalRef<'a> {
+    fn from(j: &'a WorkerJournal) -> Self {
+        JournalRef {
+            evaluated: &j.evaluated,
+            in_flight: &j.in_flight,
+            emigrations: &j.emigrations,
+            seeds: &j.seeds,
+            deactivations: &j.deactivations,
+            done: j.done,
+        }
+    }
 }
 
 /// The first segments of a journal as a snapshot took them.
@@ -95,13 +138,14 @@ fn checksum(bytes: &[u8]) -> u64 {
 
 /// Write `journal` (what reading the segments `covers` gave, with its `warnings`) as `worker`'s
 /// snapshot in `dir`.
-pub fn write(
+pub fn write<'a>(
     dir: &Path,
     worker: usize,
     covers: &[(u32, u64)],
-    journal: &WorkerJournal,
+    journal: impl Into<JournalRef<'a>>,
     warnings: &[String],
 ) -> Result<()> {
+    let journal = journal.into();
     let payload = postcard::to_allocvec(&SnapshotRef { covers, warnings, journal })
         .map_err(|e| Error::Checkpoint(format!("encoding the snapshot of worker {worker}: {e}")))?;
     let (tmp, path) = (dir.join(temporary_name(worker)), dir.join(snapshot_name(worker)));

@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::lock::{JournalLock, LockMode};
+use super::mirror::JournalMirror;
 use super::{Event, parse_segment_name, segment_name};
 use crate::error::{Error, Result};
+use propulate_core::individual::Individual;
 
 /// When journal lines are forced to disk. Every line is handed to the kernel at once, so a killed
 /// process loses nothing under any policy; the policy matters when the node itself goes down.
@@ -55,6 +57,10 @@ pub struct JournalWriter {
     line: Vec<u8>,
     /// Held while this process writes the worker's journal (released when the process ends).
     lock: JournalLock,
+    worker: usize,
+    segment: u32,
+    /// What the journal says so far, for a snapshot at the clean end (a worker's own journal).
+    mirror: Option<JournalMirror>,
 }
 
 /// Fail if another process is writing `worker`'s journal (checked before a resume starts, so that
@@ -81,15 +87,34 @@ impl JournalWriter {
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
-        Ok(JournalWriter { file, path, policy, last_sync: Instant::now(), line: Vec::with_capacity(512), lock })
+        Ok(JournalWriter {
+            file,
+            path,
+            policy,
+            last_sync: Instant::now(),
+            line: Vec::with_capacity(512),
+            lock,
+            worker,
+            segment: next,
+            mirror: None,
+        })
+    }
+
+    /// Keep `mirror` up with every event from now on, for [`JournalWriter::leave_snapshot`].
+    pub fn with_mirror(mut self, mirror: JournalMirror) -> Self {
+        self.mirror = Some(mirror);
+        self
     }
 
     /// Append one event now (with any deferred ones before it, in the same `write`).
-    pub fn append(&mut self, event: &Event) -> Result<()> {
-        serde_json::to_writer(&mut self.line, event).expect("events serialize");
+    pub fn append(&mut self, event: Event) -> Result<()> {
+        serde_json::to_writer(&mut self.line, &event).expect("events serialize");
         self.line.push(b'\n');
         self.file.write_all(&self.line).map_err(|e| Error::io(&self.path, e))?;
         self.line.clear();
+        if let Some(m) = &mut self.mirror {
+            m.record(event);
+        }
         match self.policy {
             FsyncPolicy::Never => Ok(()),
             FsyncPolicy::Always => self.sync(),
@@ -104,15 +129,31 @@ impl JournalWriter {
 
     /// Queue an informational event (nothing is resumed from it) to go out with the next `append`:
     /// one system call fewer per received migrant batch. A kill can lose the queued events.
-    pub fn defer(&mut self, event: &Event) {
-        serde_json::to_writer(&mut self.line, event).expect("events serialize");
+    pub fn defer(&mut self, event: Event) {
+        serde_json::to_writer(&mut self.line, &event).expect("events serialize");
         self.line.push(b'\n');
+        if let Some(m) = &mut self.mirror {
+            m.record(event);
+        }
     }
 
     /// What the user should hear about the journal's lock (a fallback to an owner file, a stale
     /// lock taken over), if anything.
     pub fn lock_warning(&self) -> Option<&str> {
         self.lock.warning()
+    }
+
+    /// At a clean end (everything appended and synced): write the worker's snapshot, covering the
+    /// journal's every segment, if it saves the next resume enough parsing. `evaluated` is every
+    /// evaluation the journal records, in order. Returns whether one was written.
+    pub fn leave_snapshot(&mut self, evaluated: &[Individual]) -> Result<bool> {
+        let Some(mirror) = &mut self.mirror else { return Ok(false) };
+        let size = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+        if !mirror.worth_a_snapshot(size) {
+            return Ok(false);
+        }
+        let dir = self.path.parent().expect("a segment lies in its checkpoint directory");
+        mirror.write_snapshot(dir, self.worker, (self.segment, size), evaluated).map(|()| true)
     }
 
     /// Force everything written so far to disk.

@@ -5,12 +5,13 @@ use propulate_core::individual::Individual;
 use super::RootWorker;
 use crate::error::Result;
 use crate::journal::{Bred, Done, Eval, Event};
+use crate::observe::Event as ObsEvent;
 
 impl RootWorker<'_, '_> {
     /// Append an event, if checkpointing (the event is built only then).
     pub(super) fn journal(&mut self, event: impl FnOnce() -> Event) -> Result<()> {
         match self.journal.as_mut() {
-            Some(j) => j.append(&event()),
+            Some(j) => j.append(event()),
             None => Ok(()),
         }
     }
@@ -18,7 +19,7 @@ impl RootWorker<'_, '_> {
     /// Buffer an event with the next write, if checkpointing.
     pub(super) fn journal_deferred(&mut self, event: impl FnOnce() -> Event) {
         if let Some(j) = self.journal.as_mut() {
-            j.defer(&event());
+            j.defer(event());
         }
     }
 
@@ -29,10 +30,10 @@ impl RootWorker<'_, '_> {
         let Some(j) = self.journal.as_mut() else { return Ok(()) };
         let bred = Event::Bred(Bred { id: ind.id, values: ind.values.clone() });
         if fast {
-            j.defer(&bred);
+            j.defer(bred);
             Ok(())
         } else {
-            j.append(&bred)
+            j.append(bred)
         }
     }
 
@@ -40,13 +41,17 @@ impl RootWorker<'_, '_> {
         self.journal(|| Event::Eval(Eval { ind: ind.clone() }))
     }
 
-    /// The worker ended cleanly: say so and force everything to disk.
+    /// The worker ended cleanly: say so, force everything to disk and leave a snapshot of the
+    /// journal for the next resume where one saves it enough parsing.
     pub(super) fn journal_done(&mut self) -> Result<()> {
         let generations = self.evaluated.len() as u64;
         self.journal(|| Event::Done(Done { generations }))?;
-        match self.journal.as_mut() {
-            Some(j) => j.sync(),
-            None => Ok(()),
+        let Some(j) = self.journal.as_mut() else { return Ok(()) };
+        j.sync()?;
+        // A snapshot is a cache: one that cannot be written costs the next resume time, nothing else.
+        if let Err(e) = j.leave_snapshot(&self.evaluated) {
+            self.observers.emit(&ObsEvent::Warning(&format!("no snapshot of the journal for the next resume: {e}")));
         }
+        Ok(())
     }
 }

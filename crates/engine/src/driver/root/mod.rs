@@ -14,7 +14,7 @@ use rand::RngExt;
 
 use crate::context::WorkerContext;
 use crate::error::Result;
-use crate::journal::JournalWriter;
+use crate::journal::{JournalMirror, JournalWriter, SegmentsRead, WorkerJournal};
 use crate::observe::{Event, RankObservers, WorkerStatus};
 use crate::result::RunResult;
 use crate::transport::{Communicator, reborrow};
@@ -77,12 +77,16 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         let worker = layout.worker_of_rank(run.rank);
         let island = layout.island_of_worker(worker);
         let generation_offset = resumed.as_ref().map_or(0, |r| r.generation_offset);
-        let (population, evaluated, emigrated) = match resumed {
-            Some(Resumed { journal, population, .. }) => {
+        let (population, evaluated, emigrated, mirror) = match resumed {
+            Some(Resumed { journal, population, segments, .. }) => {
                 let emigrated = journal.emigrations.iter().map(|(_, inds)| inds.len() as u64).sum();
-                (population, journal.evaluated, emigrated)
+                let (mirror, evaluated) = JournalMirror::split(segments, journal, generation_offset);
+                (population, evaluated, emigrated, mirror)
             }
-            None => (Population::new(), Vec::new(), 0),
+            None => {
+                let (mirror, _) = JournalMirror::split(SegmentsRead::default(), WorkerJournal::default(), 0);
+                (Population::new(), Vec::new(), 0, mirror)
+            }
         };
         let population = population.rank_by_objectives(cfg.objective_signs());
         let failed = evaluated.iter().filter(|i| i.failure.is_some()).count() as u64;
@@ -91,7 +95,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             None => OwnStates::default(),
         };
         let journal = match &cfg.checkpoint {
-            Some(ck) => Some(JournalWriter::create(&ck.dir, worker, ck.fsync)?),
+            Some(ck) => Some(JournalWriter::create(&ck.dir, worker, ck.fsync)?.with_mirror(mirror)),
             None => None,
         };
         if let Some(w) = journal.as_ref().and_then(JournalWriter::lock_warning) {
