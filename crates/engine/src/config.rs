@@ -4,63 +4,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::journal::FsyncPolicy;
-use propulate_core::individual::Individual;
+pub use crate::selection::Selection;
 use propulate_core::layout::IslandSpec;
 use propulate_core::objective::{Objective, check_objectives};
-use propulate_core::population::Population;
-use propulate_core::propagator::{
-    DefaultPropagatorConfig, Propagator, PropagatorChoice, PropagatorSpec, SelectMax, SelectMin, SelectUniform,
-};
-use propulate_core::rng::PropRng;
+use propulate_core::propagator::{DefaultPropagatorConfig, PropagatorChoice, PropagatorSpec};
 use propulate_core::topology::TopologySpec;
-
-/// How emigrants (or, with pollination, the individuals they replace) are chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Selection {
-    /// The lowest losses.
-    Best,
-    /// The highest losses.
-    Worst,
-    /// Uniformly at random.
-    Uniform,
-}
-
-impl Selection {
-    /// Choose `n` of `population`'s active individuals that `keep` accepts, cloning only the
-    /// chosen ones; `None` if fewer are accepted. Best and worst stop after `n` matches, so
-    /// choosing from a long history costs little, and with several objectives best reads the
-    /// island's front alone when it holds `n` of them ([`Population::best_where`]), not the whole
-    /// order.
-    pub fn choose(
-        self,
-        population: &Population,
-        keep: impl Fn(&Individual) -> bool,
-        n: usize,
-        rng: &mut PropRng,
-    ) -> Option<Vec<Individual>> {
-        let chosen: Vec<Individual> = match self {
-            Selection::Best => population.best_where(n, keep),
-            Selection::Worst => population.iter_best().rev().filter(|i| keep(i)).take(n).cloned().collect(),
-            Selection::Uniform => {
-                let all: Vec<&Individual> = population.iter_best().filter(|i| keep(i)).collect();
-                if all.len() < n {
-                    return None;
-                }
-                rand::seq::index::sample(rng, all.len(), n).into_iter().map(|i| all[i].clone()).collect()
-            }
-        };
-        (chosen.len() == n).then_some(chosen)
-    }
-
-    /// The selection propagator choosing `n` individuals.
-    pub fn propagator(self, n: usize) -> Box<dyn Propagator> {
-        match self {
-            Selection::Best => Box::new(SelectMin(n)),
-            Selection::Worst => Box::new(SelectMax(n)),
-            Selection::Uniform => Box::new(SelectUniform(n)),
-        }
-    }
-}
 
 /// Everything that shapes a run except the search space, the loss and a custom propagator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,6 +20,7 @@ mod panic_message;
 pub mod report;
 pub mod report_html;
 pub mod result;
+mod selection;
 pub mod training_state;
 pub mod transport;
 

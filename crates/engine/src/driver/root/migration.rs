@@ -8,7 +8,6 @@ use propulate_core::individual::Individual;
 use propulate_core::population::{ALL_COPIES, Arrival};
 
 use super::RootWorker;
-use crate::config::Selection;
 use crate::driver::message::{Message, encode};
 use crate::error::Result;
 use crate::journal::{Event, Immig, Migrants};
@@ -41,19 +40,12 @@ impl RootWorker<'_, '_> {
         if !self.run.cfg.pollination || mine_new.is_empty() {
             return Ok(());
         }
-        let me = self.index_in_island;
-        let eligible = |i: &Individual| i.responsible_worker == me && !mine_new.contains(&i.id);
-        // Counted in any order: the count needs no ranking.
-        let n = mine_new.len().min(self.population.iter_bred().filter(|i| eligible(i)).count());
-        if n == 0 {
+        let (me, n) = (self.index_in_island, mine_new.len());
+        let victims =
+            self.run.cfg.immigration.choose_responsible(&self.population, me, &mine_new, n, &mut self.message_rng);
+        if victims.is_empty() {
             return Ok(());
         }
-        let victims = self
-            .run
-            .cfg
-            .immigration
-            .choose(&self.population, eligible, n, &mut self.message_rng)
-            .expect("counted above");
         let ids: Vec<_> = victims.iter().map(|v| (v.id, ALL_COPIES)).collect();
         for &(id, steps) in &ids {
             self.population.deactivate(id, steps);
@@ -82,17 +74,11 @@ impl RootWorker<'_, '_> {
         // Real migration: only individuals this worker is responsible for may leave, so two workers
         // never move the same individual.
         let me = self.index_in_island;
-        let eligible = |i: &Individual| i.responsible_worker == me;
-        // Best and worst read the worker's own loss order: a filter over the island's went deeper
-        // with every generation, as the worker's best left (a run's time grew with its square).
-        let chosen = match self.run.cfg.emigration {
-            Selection::Best => Some(self.population.best_responsible(me, total)).filter(|c| c.len() == total),
-            Selection::Worst => Some(self.population.worst_responsible(me, total)).filter(|c| c.len() == total),
-            Selection::Uniform => self.run.cfg.emigration.choose(&self.population, eligible, total, &mut self.rng),
-        };
-        let Some(mut chosen) = chosen else {
+        let mut chosen = self.run.cfg.emigration.choose_responsible(&self.population, me, &[], total, &mut self.rng);
+        if chosen.len() < total {
+            // Too few of its own: nobody leaves (the draws of this generation end here).
             return Ok(());
-        };
+        }
         chosen.shuffle(&mut self.rng);
         let departed: Vec<_> = chosen.iter().map(|i| (i.id, i.migration_steps)).collect();
         // Arrivals are journaled before departures: a kill in between leaves an individual on two
