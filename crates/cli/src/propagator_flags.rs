@@ -199,6 +199,16 @@ const FLAGS: &[SettingFlag] = &[
                and local candidates) [default: matern52]",
     },
     SettingFlag {
+        long: "gp-warp",
+        owners: GP,
+        field: "warp",
+        kind: Kind::Words(&[("power", true), ("none", false)]),
+        help: "GP, matern52 model: the losses' transform before the model fits them: power (a \
+               Yeo-Johnson transform of the standardized losses fitted by maximum likelihood, as HEBO \
+               does, so that a few huge losses do not make the good ones look alike) or none \
+               (standardized only, as Optuna's GPSampler) [default: none]",
+    },
+    SettingFlag {
         long: "gp-kernel",
         owners: GP,
         field: "per_axis",

@@ -8,3 +8,4 @@ pub(crate) mod acquisition;
 pub(crate) mod lbfgs;
 pub(crate) mod log_ei;
 pub(crate) mod matern;
+pub(crate) mod warp;

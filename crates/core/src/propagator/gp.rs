@@ -37,6 +37,7 @@ use super::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_un
 use super::{Arity, Breeder, Pool, Propagator, Tpe, TpeConfig};
 use crate::bayes::acquisition::{LogEi, maximize};
 use crate::bayes::matern::MaternGp;
+use crate::bayes::warp::warped;
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
 use crate::rng::PropRng;
@@ -84,6 +85,12 @@ pub struct GpConfig {
     /// step). Absent from a configuration saved before it existed: 0, the process alone.
     #[serde(default)]
     pub tpe_share: f64,
+    /// Warp the losses before the Matérn model fits them (crate::bayes::warp: a Yeo-Johnson power
+    /// transform of the standardized losses fitted by maximum likelihood, as HEBO does), so that a
+    /// few huge losses do not make the good ones look alike. Absent from a configuration
+    /// saved before it existed: false, the losses standardized only (Optuna's GPSampler).
+    #[serde(default)]
+    pub warp: bool,
 }
 
 fn default_starts() -> usize {
@@ -102,6 +109,7 @@ impl Default for GpConfig {
             matern: true,
             starts: default_starts(),
             tpe_share: 0.0,
+            warp: false,
         }
     }
 }
@@ -273,7 +281,8 @@ impl Propagator for Gp {
         };
         // Best first: the local candidates are drawn around the head.
         told.sort_by(|a, b| a.1.total_cmp(&b.1));
-        let outputs = standardized(&told.iter().map(|(_, l)| *l).collect::<Vec<f64>>());
+        let losses: Vec<f64> = told.iter().map(|(_, l)| *l).collect();
+        let outputs = if self.config.matern && self.config.warp { warped(&losses) } else { standardized(&losses) };
         let centres = &told[..told.len().min(LOCAL_CENTRES)];
         let candidates: Vec<Vec<Value>> = (0..self.config.candidates)
             .map(|k| {
@@ -564,6 +573,7 @@ mod tests {
             matern: false,
             starts: 10,
             tpe_share: 0.0,
+            warp: false,
         };
         assert_eq!(config, legacy);
         let now = serde_json::to_string(&GpConfig::default()).unwrap();
