@@ -206,7 +206,8 @@ const FLAGS: &[SettingFlag] = &[
         help: "GP, matern52 model: the losses' transform before the model fits them: power (a \
                Yeo-Johnson transform of the standardized losses fitted by maximum likelihood, as HEBO \
                does, so that a few huge losses do not make the good ones look alike) or none \
-               (standardized only, as Optuna's GPSampler) [default: none]",
+               (standardized only, as Optuna's GPSampler; what a checkpoint from before 2026-11-27 \
+               keeps) [default: power]",
     },
     SettingFlag {
         long: "gp-kernel",
