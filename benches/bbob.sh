@@ -19,8 +19,8 @@
 # benches/bbob_trial.py; Optuna's sequential runs do not wait, waiting changes nothing for them);
 # WORK [bench-results/bbob]: results.jsonl there gains a line per run, and a run already in it is
 # not run again (rerun with another WORK, or delete lines); BIN [target/release/propulate-rs,
-# built here]. Installs ioh 0.3.22, Optuna 5.0.0, SciPy 1.17.1 and greenlet 3.5.6 (its GPSampler needs SciPy, and
-# runs its L-BFGS-B batched with greenlet) into .venv-bbob/, with the torch of the
+# built here]. Installs ioh 0.3.22, Optuna 5.0.0, SciPy 1.17.1, greenlet 3.5.6 (its GPSampler needs SciPy, and
+# runs its L-BFGS-B batched with greenlet) and cmaes 0.13.1 (its CmaEsSampler's) into .venv-bbob/, with the torch of the
 # README's set-up (.torch/, for Optuna's GPSampler).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,10 +47,10 @@ if ((BUDGET % NP)); then
 fi
 
 venv=.venv-bbob
-if ! "$venv/bin/python" -c "import greenlet, ioh, optuna, scipy, torch, sys; sys.exit(optuna.__version__ != '5.0.0')" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import cmaes, greenlet, ioh, optuna, scipy, torch, sys; sys.exit(optuna.__version__ != '5.0.0')" 2>/dev/null; then
     echo "bbob: installing ioh 0.3.22 and optuna 5.0.0 into $venv" >&2
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "ioh==0.3.22" "optuna==5.0.0" "scipy==1.17.1" "greenlet==3.5.6"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "ioh==0.3.22" "optuna==5.0.0" "scipy==1.17.1" "greenlet==3.5.6" "cmaes==0.13.1"
     # Optuna's GPSampler needs torch: the one the set-up installed (scripts/install-libtorch.sh).
     torch_site=$(ls -d "$PWD"/.torch/lib/python3*/site-packages)
     echo "$torch_site" > "$(ls -d "$venv"/lib/python3*/site-packages)/propulate-torch.pth"

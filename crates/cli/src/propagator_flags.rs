@@ -210,6 +210,15 @@ const FLAGS: &[SettingFlag] = &[
                keeps) [default: power]",
     },
     SettingFlag {
+        long: "gp-cmaes-after",
+        owners: GP,
+        field: "cmaes_after",
+        kind: Kind::Count,
+        help: "GP: hand the island over to CMA-ES once it holds this many evaluations, CMA-ES starting \
+               from the best tenth of them (as Optuna's AutoSampler after 250); int and float parameters \
+               only; 0: never [default: 0]",
+    },
+    SettingFlag {
         long: "gp-kernel",
         owners: GP,
         field: "per_axis",

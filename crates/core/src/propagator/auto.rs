@@ -5,6 +5,8 @@
 //! objectives. The run resolves it once, where it reads its checkpoint, and records the propagator
 //! it picked with every setting: a resume breeds with that one, whatever its budget.
 
+use super::PropagatorSpec;
+use crate::error::Result;
 use crate::space::{Domain, SearchSpace};
 
 /// The name that asks for the pick (`--propagator auto`, a task's default).
@@ -15,6 +17,12 @@ pub const AUTO: &str = "auto";
 /// past a thousand it sees a fifth of the search or less, and Optuna's AutoSampler leaves its GP
 /// earlier still.
 pub const GP_EVALUATIONS: u64 = 1000;
+
+/// Island evaluations after which the GP that `auto` picks for an all-numeric space hands the
+/// island over to CMA-ES ([`GpConfig::cmaes_after`](super::GpConfig::cmaes_after)), as Optuna's
+/// AutoSampler hands its GPSampler's trials over to CmaEsSampler: on BBOB in 10-D at 1,000
+/// evaluations the hand-over beat the GP alone (docs/benchmarks/bbob.md).
+pub const CMAES_AFTER: usize = 250;
 
 /// What the pick depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +69,23 @@ impl Problem {
         };
         (name, format!("auto picked {name}: {rule}"))
     }
+
+    /// The propagator `auto` picks with its settings for a run of `workers` workers, and why: the
+    /// pick's defaults, the GP of an all-numeric space handing over to CMA-ES after
+    /// [`CMAES_AFTER`] evaluations of an island.
+    pub fn spec(&self, workers: usize) -> Result<(PropagatorSpec, String)> {
+        let (name, mut why) = self.pick();
+        let mut spec = PropagatorSpec::with_defaults(name, workers)?;
+        if let PropagatorSpec::Gp(gp) = &mut spec
+            && self.categorical == 0
+        {
+            gp.cmaes_after = CMAES_AFTER;
+            why.push_str(&format!(
+                ", every parameter numeric: cmaes takes over after {CMAES_AFTER} evaluations of an island"
+            ));
+        }
+        Ok((spec, why))
+    }
 }
 
 #[cfg(test)]
@@ -85,6 +110,21 @@ mod tests {
             why,
             "auto picked gp: 2 numeric and 0 categorical parameters, 48 evaluations: at most 1000, mostly numeric"
         );
+    }
+
+    #[test]
+    fn the_gp_of_an_all_numeric_space_hands_over_to_cmaes() {
+        let numeric = Problem { numeric: 5, categorical: 0, evaluations: 200, objectives: 0 };
+        let (spec, why) = numeric.spec(8).unwrap();
+        let PropagatorSpec::Gp(gp) = spec else { panic!("{spec:?}") };
+        assert_eq!(gp.cmaes_after, CMAES_AFTER);
+        assert!(why.ends_with("every parameter numeric: cmaes takes over after 250 evaluations of an island"), "{why}");
+        // A categorical parameter keeps the GP to the end; the other picks are their defaults.
+        let (spec, why) = Problem { categorical: 1, ..numeric }.spec(8).unwrap();
+        assert_eq!(spec, PropagatorSpec::with_defaults("gp", 8).unwrap());
+        assert!(why.ends_with("mostly numeric"), "{why}");
+        let (spec, _) = Problem { evaluations: 5000, ..numeric }.spec(8).unwrap();
+        assert_eq!(spec, PropagatorSpec::with_defaults("cmaes", 8).unwrap());
     }
 
     #[test]

@@ -102,8 +102,8 @@ impl PropagatorChoice {
         };
         let (name, picked) = match (name.as_str(), problem) {
             (AUTO, Some(problem)) => {
-                let (name, why) = problem.pick();
-                (name.to_string(), Some(why))
+                let (spec, why) = problem.spec(workers)?;
+                (spec.name().to_string(), Some((spec, why)))
             }
             (AUTO, None) => {
                 return Err(Error::InvalidConfig(
@@ -114,11 +114,15 @@ impl PropagatorChoice {
             _ => (name, None),
         };
         self.check_settings_belong_to(&name)?;
+        let (picked_spec, picked) = picked.unzip();
         let fresh = match (name.as_str(), self.reference_genetic) {
             ("ga", true) => PropagatorSpec::Ga(DefaultPropagatorConfig::reference(workers)),
             // The old TPE model asked for by name gets its own defaults, not today's model's.
             ("tpe", _) if self.sets("model", "independent") => PropagatorSpec::Tpe(TpeConfig::independent()),
-            _ => PropagatorSpec::with_defaults(&name, workers)?,
+            _ => match picked_spec {
+                Some(spec) => spec,
+                None => PropagatorSpec::with_defaults(&name, workers)?,
+            },
         };
         // --reference-genetic asks for the reference's settings, not the recorded ones.
         let continued = continued.spec().filter(|s| s.name() == name && !self.reference_genetic);
@@ -223,7 +227,8 @@ mod tests {
         let long = Problem { evaluations: 5000, ..small };
         let auto = PropagatorChoice { default: AUTO.into(), ..choice(None, vec![]) };
         let (spec, why) = auto.resolve_for(Continued::Nothing, 8, Some(&small)).unwrap();
-        assert_eq!(spec, PropagatorSpec::with_defaults("gp", 8).unwrap());
+        let (expected, expected_why) = small.spec(8).unwrap();
+        assert_eq!((spec, why.as_deref()), (expected, Some(expected_why.as_str())));
         assert!(why.unwrap().starts_with("auto picked gp: 5 numeric"));
         let (spec, _) = auto.resolve_for(Continued::Nothing, 8, Some(&long)).unwrap();
         assert_eq!(spec.name(), "cmaes");

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use super::gp_coordinates::ModelCoordinates;
 use super::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_unit};
-use super::{Arity, Breeder, Pool, Propagator, Tpe, TpeConfig};
+use super::{Arity, Breeder, Cmaes, CmaesConfig, Pool, Propagator, Tpe, TpeConfig};
 use crate::bayes::acquisition::{LogEi, maximize};
 use crate::bayes::matern::MaternGp;
 use crate::bayes::warp::warped;
@@ -95,6 +95,14 @@ pub struct GpConfig {
     /// standardized only (Optuna's GPSampler), what those runs bred with.
     #[serde(default)]
     pub warp: bool,
+    /// Hand the island over to CMA-ES once it holds this many evaluations (0: never): the process
+    /// breeds the first ones, where a model of every evaluation finds good regions with the fewest
+    /// of them, and CMA-ES, started from their best tenth ([`Cmaes::taking_over_after`]), refines
+    /// from there at a cost per child that does not grow with the history, as Optuna's
+    /// AutoSampler hands its GPSampler's trials over to CmaEsSampler after 250. Int and float
+    /// parameters only. Absent from a configuration saved before it existed: 0.
+    #[serde(default)]
+    pub cmaes_after: usize,
 }
 
 fn default_starts() -> usize {
@@ -114,6 +122,7 @@ impl Default for GpConfig {
             starts: default_starts(),
             tpe_share: 0.0,
             warp: true,
+            cmaes_after: 0,
         }
     }
 }
@@ -132,6 +141,8 @@ pub struct Gp {
     config: GpConfig,
     /// The portfolio's other model, when `tpe_share` > 0.
     tpe: Option<Tpe>,
+    /// What breeds once the island holds `cmaes_after` evaluations.
+    cmaes: Option<Cmaes>,
 }
 
 impl Gp {
@@ -171,7 +182,26 @@ impl Gp {
         let axes = param_axes(space, "GP")?;
         let model = ModelCoordinates::new(space, &axes);
         let tpe = (config.tpe_share > 0.0).then(|| Tpe::new(space, TpeConfig::default())).transpose()?;
-        Ok(Gp { space: space.clone(), axes, model, config, tpe })
+        let cmaes = match config.cmaes_after {
+            0 => None,
+            after if after < config.startup.max(2) => {
+                return Err(Error::InvalidPropagator(format!(
+                    "the GP propagator hands over to CMA-ES after {after} evaluations, fewer than its start ({})",
+                    config.startup
+                )));
+            }
+            after => Some(
+                Cmaes::new(space, CmaesConfig::default())
+                    .map_err(|e| Error::InvalidPropagator(format!("the GP's hand-over to CMA-ES: {e}")))?
+                    .taking_over_after(after),
+            ),
+        };
+        Ok(Gp { space: space.clone(), axes, model, config, tpe, cmaes })
+    }
+
+    /// Whether CMA-ES breeds from `pool` (see [`GpConfig::cmaes_after`]).
+    fn handed_over(&self, pool: &dyn Pool) -> bool {
+        self.cmaes.is_some() && pool.size() >= self.config.cmaes_after
     }
 
     /// Whether `breeder`'s child is TPE's (see [`GpConfig::tpe_share`]).
@@ -274,12 +304,15 @@ impl Propagator for Gp {
         rng: &mut PropRng,
     ) -> Result<Vec<Individual>> {
         match &self.tpe {
-            Some(tpe) if self.bred_by_tpe(breeder) => tpe.propagate(pool, space, rng),
+            Some(tpe) if self.bred_by_tpe(breeder) && !self.handed_over(pool) => tpe.propagate(pool, space, rng),
             _ => self.propagate(pool, space, rng),
         }
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         check_same_space(&self.space, space, "GP")?;
+        if let Some(cmaes) = self.cmaes.as_ref().filter(|_| self.handed_over(pool)) {
+            return cmaes.propagate(pool, space, rng);
+        }
         let Some(mut told) = self.training_set(pool) else {
             return Ok(vec![Individual::new(space.sample(rng))]);
         };
@@ -578,10 +611,42 @@ mod tests {
             starts: 10,
             tpe_share: 0.0,
             warp: false,
+            cmaes_after: 0,
         };
         assert_eq!(config, legacy);
         let now = serde_json::to_string(&GpConfig::default()).unwrap();
         assert_eq!(serde_json::from_str::<GpConfig>(&now).unwrap(), GpConfig::default());
+    }
+
+    #[test]
+    fn hands_the_island_over_to_cmaes_at_its_count_and_refuses_what_cmaes_cannot_search() {
+        let s = SearchSpace::builder().float("x", 0.0, 1.0).int("n", 1, 8).build().unwrap();
+        let config = GpConfig { cmaes_after: 30, ..GpConfig::default() };
+        let gp = Gp::new(&s, config.clone()).unwrap();
+        let cmaes = Cmaes::new(&s, CmaesConfig::default()).unwrap().taking_over_after(30);
+        let mut rng = worker_rng(4, 0);
+        let mut pool: Vec<Individual> = Vec::new();
+        for g in 0..40u64 {
+            let v = s.sample(&mut rng);
+            let l = (v[0].as_f64() - 0.2).abs() + v[1].as_f64() / 8.0;
+            let mut i = with_loss(v, l);
+            i.id.generation = g;
+            pool.push(i);
+        }
+        let child = |p: &dyn Propagator, pool: &[Individual]| {
+            p.propagate(&pool.to_vec(), &s, &mut worker_rng(5, 1)).unwrap().remove(0)
+        };
+        // Below the count the process breeds; from it on, CMA-ES started from those evaluations.
+        assert_ne!(child(&gp, &pool[..29]).values, child(&cmaes, &pool[..29]).values);
+        for n in [30, 40] {
+            assert_eq!(child(&gp, &pool[..n]).values, child(&cmaes, &pool[..n]).values, "{n}");
+        }
+        // A categorical parameter, or a hand-over before the process starts, is refused.
+        let cat = SearchSpace::builder().float("x", 0.0, 1.0).categorical("c", &["a", "b"]).build().unwrap();
+        let e = Gp::new(&cat, config).unwrap_err().to_string();
+        assert!(e.contains("CMA-ES") && e.contains("'c'"), "{e}");
+        let e = Gp::new(&s, GpConfig { cmaes_after: 3, ..GpConfig::default() }).unwrap_err().to_string();
+        assert!(e.contains("after 3 evaluations"), "{e}");
     }
 
     #[test]

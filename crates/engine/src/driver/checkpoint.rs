@@ -121,8 +121,8 @@ fn propagator_in_effect(
         (None, None, Continued::Resumed { spec, .. } | Continued::Reshaped(spec)) => spec.clone(),
         // A new run that names nothing gets what `auto` picks, as the command line's tasks do.
         (None, None, Continued::Nothing) => {
-            let (name, picked) = problem.pick();
-            return Ok((Some(PropagatorSpec::with_defaults(name, workers)?), Some(picked)));
+            let (spec, picked) = problem.spec(workers)?;
+            return Ok((Some(spec), Some(picked)));
         }
     };
     Ok((Some(spec), None))
