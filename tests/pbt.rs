@@ -182,10 +182,15 @@ fn exploits_continue_the_donors_latest_state() {
     c.args(["--propagator", "pbt", "--pbt-interval", "1", "--pbt-steps", "8"]);
     c.args(["--seed", "5", "--pbt-keep-seconds", "1"]);
     c.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
-    // Trials of 1.2 s: a result missed for a whole trial is late by up to 1.2 s, one in flight
-    // (a breed, a journal line, a state's rename, on a busy machine) by far less than the 0.6 s
-    // allowed.
-    c.arg("--").arg(toy()).arg("{lr}").arg("1.2");
+    // Trials of 1.2-2.0 s, the longer the smaller the learning rate: a result missed for a whole
+    // trial is late by 1.2 s or more, one in flight (a breed, a journal line, a state's rename,
+    // on a busy machine) by far less than the 0.6 s allowed. The worst member (the smallest rate)
+    // finishes each round last, so it decides knowing the others' results of that round and
+    // exploits: with equal trials the order the ranks finish in decided, and a CI run on a loaded
+    // machine saw no exploit in 32 trials.
+    let sleep = r#"$(awk -v lr="$1" 'BEGIN { printf "%.3f", 1.2 + 0.8 * log(0.5 / lr) / log(50) }')"#;
+    common::shim(dir, "slower_for_smaller_rates.sh", &format!("exec {} \"$1\" \"{sleep}\"", toy()));
+    c.arg("--").arg(dir.join("slower_for_smaller_rates.sh")).arg("{lr}");
     succeeded(&run_with_timeout(c, Duration::from_secs(300)));
     let trials = trials_jsonl(dir);
     let mut exploits = 0;
