@@ -572,6 +572,17 @@ mod tests {
     }
 
     #[test]
+    fn a_configuration_saved_before_the_centred_start_keeps_the_old_start_and_reflection() {
+        let old = r#"{"update":"active","population_size":null,"max_generations":200,"min_step":1e-8}"#;
+        let config: CmaesConfig = serde_json::from_str(old).unwrap();
+        assert!(!config.centred_start && !config.resample_in_bounds);
+        let new = CmaesConfig::default();
+        assert!(new.centred_start && new.resample_in_bounds);
+        let again: CmaesConfig = serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
+        assert_eq!(again, new);
+    }
+
+    #[test]
     fn categoricals_are_refused_by_name() {
         let space = SearchSpace::builder().float("lr", 0.0, 1.0).categorical("act", &["relu", "tanh"]).build().unwrap();
         let e = Cmaes::new(&space, CmaesConfig::default()).unwrap_err().to_string();
