@@ -22,6 +22,10 @@
 # built here]. Installs ioh 0.3.22, Optuna 5.0.0, SciPy 1.17.1, greenlet 3.5.6 (its GPSampler needs SciPy, and
 # runs its L-BFGS-B batched with greenlet) and cmaes 0.13.1 (its CmaEsSampler's) into .venv-bbob/, with the torch of the
 # README's set-up (.torch/, for Optuna's GPSampler).
+# On a machine of many cores: JOBS [1] runs of ours at once (each NP ranks; Optuna's stay one at a
+# time), and PY: a Python with ioh to run our trials with instead of .venv-bbob/ (nothing is
+# installed then; OPTUNA must be empty), e.g. on a lent machine without network:
+#   JOBS=6 PY=/tmp/py OPTUNA="" DIMS=10 BUDGET=1000 INSTANCES=2 BIN=... bash benches/bbob.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/mpi-env.sh
@@ -36,6 +40,7 @@ OPTUNA=${OPTUNA-"tpe gp"}
 SEED=${SEED:-1}
 WORK=${WORK:-bench-results/bbob}
 EVAL_SECONDS=${EVAL_SECONDS:-1}
+JOBS=${JOBS:-1}
 export BBOB_EVAL_SECONDS=$EVAL_SECONDS
 if [ -z "${BIN:-}" ]; then
     cargo build --release --bin propulate-rs >&2
@@ -46,17 +51,22 @@ if ((BUDGET % NP)); then
     exit 1
 fi
 
-venv=.venv-bbob
-if ! "$venv/bin/python" -c "import cmaes, greenlet, ioh, optuna, scipy, torch, sys; sys.exit(optuna.__version__ != '5.0.0')" 2>/dev/null; then
-    echo "bbob: installing ioh 0.3.22 and optuna 5.0.0 into $venv" >&2
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "ioh==0.3.22" "optuna==5.0.0" "scipy==1.17.1" "greenlet==3.5.6" "cmaes==0.13.1"
-    # Optuna's GPSampler needs torch: the one the set-up installed (scripts/install-libtorch.sh).
-    torch_site=$(ls -d "$PWD"/.torch/lib/python3*/site-packages)
-    echo "$torch_site" > "$(ls -d "$venv"/lib/python3*/site-packages)/propulate-torch.pth"
-    "$venv/bin/python" -c "import ioh, optuna, torch"
+if [ -n "${PY:-}" ]; then
+    [ -z "$OPTUNA" ] || { echo "bbob: PY runs only our trials; set OPTUNA=\"\" (Optuna's runs need .venv-bbob)" >&2; exit 1; }
+    "$PY" -c "import ioh" || { echo "bbob: PY=$PY cannot import ioh" >&2; exit 1; }
+else
+    venv=.venv-bbob
+    if ! "$venv/bin/python" -c "import cmaes, greenlet, ioh, optuna, scipy, torch, sys; sys.exit(optuna.__version__ != '5.0.0')" 2>/dev/null; then
+        echo "bbob: installing ioh 0.3.22 and optuna 5.0.0 into $venv" >&2
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install --quiet --disable-pip-version-check "ioh==0.3.22" "optuna==5.0.0" "scipy==1.17.1" "greenlet==3.5.6" "cmaes==0.13.1"
+        # Optuna's GPSampler needs torch: the one the set-up installed (scripts/install-libtorch.sh).
+        torch_site=$(ls -d "$PWD"/.torch/lib/python3*/site-packages)
+        echo "$torch_site" > "$(ls -d "$venv"/lib/python3*/site-packages)/propulate-torch.pth"
+        "$venv/bin/python" -c "import ioh, optuna, torch"
+    fi
+    PY=$PWD/$venv/bin/python
 fi
-PY=$PWD/$venv/bin/python
 
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
@@ -65,11 +75,27 @@ touch "$results"
 done_already() { grep -qF "\"key\": \"$1\"" "$results"; }
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
+# One run of ours: KEY METHOD FID INSTANCE DIM RUN_DIR FLAGS...; its line goes to results.jsonl.
+run_ours() {
+    local key=$1 method=$2 fid=$3 inst=$4 dim=$5 run=$6 start seconds best
+    shift 6
+    start=$(date +%s.%N)
+    mpirun -np "$NP" --bind-to none "$BIN" --islands "$ISLANDS" --generations $((BUDGET / NP)) --seed "$SEED" \
+        --space "$WORK/space-$dim.toml" --preload ioh --checkpoint "$run/ck" --out "$run" --quiet "$@" \
+        -- "$PY" "$PWD/benches/bbob_trial.py" "$fid" "$inst" "$dim" > "$run/run.log" 2>&1 ||
+        { echo "bbob: $key failed; see $run/run.log" >&2; return 1; }
+    seconds=$("$PY" -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)")
+    best=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['loss'])" "$run/best.json")
+    echo "{\"key\": \"$key\", \"method\": \"$method\", \"fid\": $fid, \"instance\": $inst, \"dim\": $dim, \"budget\": $BUDGET, \"best\": $best, \"seconds\": $seconds}" >> "$results"
+    echo "$key: $best (${seconds%.*} s)" >&2
+}
+
 for dim in $DIMS; do
     space=$WORK/space-$dim.toml
     { echo "[params]"; for ((i = 0; i < dim; i++)); do echo "x$i = { type = \"float\", low = -5.0, high = 5.0 }"; done; } > "$space"
-    for fid in $FUNCTIONS; do
-        for inst in $INSTANCES; do
+    # Instance by instance: a run stopped early leaves whole instances.
+    for inst in $INSTANCES; do
+        for fid in $FUNCTIONS; do
             IFS=';' read -ra variants <<< "$OURS"
             for variant in "${variants[@]}"; do
                 ours=${variant%%=*}
@@ -89,15 +115,14 @@ for dim in $DIMS; do
                 else
                     flags=(--propagator "$ours")
                 fi
-                start=$(date +%s.%N)
-                mpirun -np "$NP" "$BIN" --islands "$ISLANDS" --generations $((BUDGET / NP)) --seed "$SEED" \
-                    --space "$space" --preload ioh --checkpoint "$run/ck" --out "$run" --quiet "${flags[@]}" \
-                    -- "$PY" "$PWD/benches/bbob_trial.py" "$fid" "$inst" "$dim" > "$run/run.log" 2>&1 ||
-                    { echo "bbob: $key failed; see $run/run.log" >&2; exit 1; }
-                seconds=$("$PY" -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)")
-                best=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['loss'])" "$run/best.json")
-                echo "{\"key\": \"$key\", \"method\": \"$method\", \"fid\": $fid, \"instance\": $inst, \"dim\": $dim, \"budget\": $BUDGET, \"best\": $best, \"seconds\": $seconds}" >> "$results"
-                echo "$key: $best (${seconds%.*} s)" >&2
+                # JOBS > 1: in the background, at most JOBS at once; a failed run is reported and the
+                # others go on (the summary then lacks it).
+                while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+                if ((JOBS > 1)); then
+                    run_ours "$key" "$method" "$fid" "$inst" "$dim" "$run" "${flags[@]}" &
+                else
+                    run_ours "$key" "$method" "$fid" "$inst" "$dim" "$run" "${flags[@]}" || exit 1
+                fi
             done
             for sampler in $OPTUNA; do
                 method="optuna-$sampler"
@@ -112,4 +137,5 @@ for dim in $DIMS; do
         done
     done
 done
+wait
 "$PY" benches/summarize_bbob.py "$results"
