@@ -15,7 +15,7 @@
 # run, separated by `;`: a propagator's name (--propagator NAME), `default` (no flag: what a
 # `--space` command trial gets) or `LABEL=FLAGS` (e.g. `old-gp=--gp-model squared-exp`); empty:
 # none; OPTUNA ["tpe gp"]: tpe, gp, cmaes (default settings each; empty:
-# none); SEED [1]; EVAL_SECONDS [1]: each of our evaluations lasts 0.5-1.5x this (see
+# none); SEED [1]: the run seed, or several ("1 2 3": each problem once per seed); EVAL_SECONDS [1]: each of our evaluations lasts 0.5-1.5x this (see
 # benches/bbob_trial.py; Optuna's sequential runs do not wait, waiting changes nothing for them);
 # WORK [bench-results/bbob]: results.jsonl there gains a line per run, and a run already in it is
 # not run again (rerun with another WORK, or delete lines); BIN [target/release/propulate-rs,
@@ -77,62 +77,64 @@ export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 # One run of ours: KEY METHOD FID INSTANCE DIM RUN_DIR FLAGS...; its line goes to results.jsonl.
 run_ours() {
-    local key=$1 method=$2 fid=$3 inst=$4 dim=$5 run=$6 start seconds best
-    shift 6
+    local key=$1 method=$2 fid=$3 inst=$4 dim=$5 run=$6 seed=$7 start seconds best
+    shift 7
     start=$(date +%s.%N)
-    mpirun -np "$NP" --bind-to none "$BIN" --islands "$ISLANDS" --generations $((BUDGET / NP)) --seed "$SEED" \
+    mpirun -np "$NP" --bind-to none "$BIN" --islands "$ISLANDS" --generations $((BUDGET / NP)) --seed "$seed" \
         --space "$WORK/space-$dim.toml" --preload ioh --checkpoint "$run/ck" --out "$run" --quiet "$@" \
         -- "$PY" "$PWD/benches/bbob_trial.py" "$fid" "$inst" "$dim" > "$run/run.log" 2>&1 ||
         { echo "bbob: $key failed; see $run/run.log" >&2; return 1; }
     seconds=$("$PY" -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)")
     best=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['loss'])" "$run/best.json")
-    echo "{\"key\": \"$key\", \"method\": \"$method\", \"fid\": $fid, \"instance\": $inst, \"dim\": $dim, \"budget\": $BUDGET, \"best\": $best, \"seconds\": $seconds}" >> "$results"
+    echo "{\"key\": \"$key\", \"method\": \"$method\", \"fid\": $fid, \"instance\": $inst, \"dim\": $dim, \"budget\": $BUDGET, \"seed\": $seed, \"best\": $best, \"seconds\": $seconds}" >> "$results"
     echo "$key: $best (${seconds%.*} s)" >&2
 }
 
 for dim in $DIMS; do
     space=$WORK/space-$dim.toml
     { echo "[params]"; for ((i = 0; i < dim; i++)); do echo "x$i = { type = \"float\", low = -5.0, high = 5.0 }"; done; } > "$space"
-    # Instance by instance: a run stopped early leaves whole instances.
-    for inst in $INSTANCES; do
-        for fid in $FUNCTIONS; do
-            IFS=';' read -ra variants <<< "$OURS"
-            for variant in "${variants[@]}"; do
-                ours=${variant%%=*}
-                [ -n "$ours" ] || continue
-                method="propulate-$ours"
-                # Runs with and without evaluation time are told apart wherever they meet.
-                [ "$EVAL_SECONDS" = 0 ] || method="$method-t$EVAL_SECONDS"
-                key="$method f$fid i$inst d$dim b$BUDGET np$NP islands$ISLANDS s$SEED"
-                done_already "$key" && continue
-                run=$WORK/runs/${key// /-}
-                rm -rf "$run"
-                mkdir -p "$run"
-                if [[ "$variant" == *=* ]]; then
-                    read -ra flags <<< "${variant#*=}"
-                elif [ "$ours" = default ]; then
-                    flags=()
-                else
-                    flags=(--propagator "$ours")
-                fi
-                # JOBS > 1: in the background, at most JOBS at once; a failed run is reported and the
-                # others go on (the summary then lacks it).
-                while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
-                if ((JOBS > 1)); then
-                    run_ours "$key" "$method" "$fid" "$inst" "$dim" "$run" "${flags[@]}" &
-                else
-                    run_ours "$key" "$method" "$fid" "$inst" "$dim" "$run" "${flags[@]}" || exit 1
-                fi
-            done
-            for sampler in $OPTUNA; do
-                method="optuna-$sampler"
-                key="$method f$fid i$inst d$dim b$BUDGET s$SEED"
-                done_already "$key" && continue
-                out=$("$PY" benches/bbob_optuna.py "$sampler" "$fid" "$inst" "$dim" "$BUDGET" "$SEED")
-                best=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['best'])")
-                seconds=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['seconds'])")
-                echo "{\"key\": \"$key\", \"method\": \"$method\", \"fid\": $fid, \"instance\": $inst, \"dim\": $dim, \"budget\": $BUDGET, \"best\": $best, \"seconds\": $seconds}" >> "$results"
-                echo "$key: $best (${seconds%.*} s)" >&2
+    # Seed by seed, instance by instance: a run stopped early leaves whole instances.
+    for seed in $SEED; do
+        for inst in $INSTANCES; do
+            for fid in $FUNCTIONS; do
+                IFS=';' read -ra variants <<< "$OURS"
+                for variant in "${variants[@]}"; do
+                    ours=${variant%%=*}
+                    [ -n "$ours" ] || continue
+                    method="propulate-$ours"
+                    # Runs with and without evaluation time are told apart wherever they meet.
+                    [ "$EVAL_SECONDS" = 0 ] || method="$method-t$EVAL_SECONDS"
+                    key="$method f$fid i$inst d$dim b$BUDGET np$NP islands$ISLANDS s$seed"
+                    done_already "$key" && continue
+                    run=$WORK/runs/${key// /-}
+                    rm -rf "$run"
+                    mkdir -p "$run"
+                    if [[ "$variant" == *=* ]]; then
+                        read -ra flags <<< "${variant#*=}"
+                    elif [ "$ours" = default ]; then
+                        flags=()
+                    else
+                        flags=(--propagator "$ours")
+                    fi
+                    # JOBS > 1: in the background, at most JOBS at once; a failed run is reported and the
+                    # others go on (the summary then lacks it).
+                    while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+                    if ((JOBS > 1)); then
+                        run_ours "$key" "$method" "$fid" "$inst" "$dim" "$run" "$seed" "${flags[@]}" &
+                    else
+                        run_ours "$key" "$method" "$fid" "$inst" "$dim" "$run" "$seed" "${flags[@]}" || exit 1
+                    fi
+                done
+                for sampler in $OPTUNA; do
+                    method="optuna-$sampler"
+                    key="$method f$fid i$inst d$dim b$BUDGET s$seed"
+                    done_already "$key" && continue
+                    out=$("$PY" benches/bbob_optuna.py "$sampler" "$fid" "$inst" "$dim" "$BUDGET" "$seed")
+                    best=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['best'])")
+                    seconds=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['seconds'])")
+                    echo "{\"key\": \"$key\", \"method\": \"$method\", \"fid\": $fid, \"instance\": $inst, \"dim\": $dim, \"budget\": $BUDGET, \"seed\": $seed, \"best\": $best, \"seconds\": $seconds}" >> "$results"
+                    echo "$key: $best (${seconds%.*} s)" >&2
+                done
             done
         done
     done

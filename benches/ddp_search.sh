@@ -48,7 +48,8 @@
 #                       "command=;command-halving=--early-stop halving" (the same program, its
 #                       hopeless trainings stopped by successive halving on the epochs it reports)
 #   SKIP_SETUP [0]      1: do not run benches/reference/setup_torch.sh (torch in .venv-ref)
-#   SKIP_REFERENCE [0]  1: run only ours (to screen settings on other seeds; no ratio then)
+#   SKIP_REFERENCE [0]  1: run only ours (to screen settings on other seeds; no ratio then); with
+#                       COMMAND=0 nothing of the reference's is needed (no tutorial, no .venv-ref)
 #
 # The reference runs as published, adapted only as the issue allows. The tutorial is not part of
 # this repository: it is taken at run time and a copy in $WORK/reference is changed by exact string
@@ -122,7 +123,7 @@ mkdir -p "$WORK/reference"
 WORK=$(cd "$WORK" && pwd) # absolute: the runs start in their own directories
 
 # --- the reference's environment: Propulate 1.2.2 + mpi4py + torch 2.9.0 + torchvision 0.24.0 ---
-if [ "${SKIP_SETUP:-0}" != 1 ]; then
+if [ "${SKIP_SETUP:-0}" != 1 ] && [ "${SKIP_REFERENCE:-0}" != 1 ]; then
     bash benches/reference/setup_torch.sh >&2
 fi
 
@@ -136,6 +137,8 @@ fi
 [ -x "$BIN" ] || die "no binary at $BIN"
 
 # --- the original tutorial, taken at run time (it is not copied into this repository) ---
+# The reference (its tutorial, adapted; its data in torchvision's layout): not needed without it.
+if [ "${SKIP_REFERENCE:-0}" != 1 ]; then
 orig=$WORK/reference/torch_ddp_example.orig.py
 if [ -n "${REFERENCE_DDP:-}" ]; then
     cp "$REFERENCE_DDP" "$orig" || die "cannot read REFERENCE_DDP=$REFERENCE_DDP"
@@ -228,6 +231,7 @@ for train, n in ((True, n_train), (False, n_valid)):
     assert len(ds) >= n, f"{len(ds)} images, {n} asked for"
 print(f"data: {root}/MNIST/raw present, torchvision will not download", file=sys.stderr)
 PY
+fi
 
 export OMP_NUM_THREADS=1
 now() { date +%s.%N; }
@@ -310,4 +314,6 @@ for seed in $SEEDS; do
     fi
 done
 
+# Without the reference, no pickles to read: any Python 3 will do.
+[ -x "$PY" ] || PY=python3
 "$PY" benches/summarize_ddp_search.py "$WORK" | tee "$WORK/summary.txt"

@@ -1,6 +1,9 @@
 """Tables of benches/bbob.sh's results.jsonl: per (dimension, budget), per function the median over
-instances of each method's best f - f_opt, then for each propulate-rs method against each other
-method the functions on which it was at most the other and the median of the ratios.
+instances (and seeds) of each method's best f - f_opt, then for each propulate-rs method against
+each other method the functions on which its median was at most the other's, the median of the
+ratios, and the runs (same function, instance and seed) on which it was at most the other: with
+one seed per instance a function's median moves by a factor of a few between seeds, and the count
+of runs says how close to a coin flip a difference is.
 
     python benches/summarize_bbob.py bench-results/bbob/results.jsonl
 
@@ -9,11 +12,20 @@ optimum exactly dominates any mean of logarithms. Values below FLOOR count as FL
 """
 import json
 import math
+import re
 import statistics
 import sys
 from collections import defaultdict
 
 FLOOR = 1e-8
+
+
+def seed_of(row: dict) -> int:
+    """The run's seed: its field, or (lines written before it existed) the key's `sN`."""
+    if "seed" in row:
+        return row["seed"]
+    found = re.search(r" s(\d+)$", row["key"])
+    return int(found.group(1)) if found else 1
 
 
 def main() -> None:
@@ -22,32 +34,36 @@ def main() -> None:
     for r in rows:
         groups[(r["dim"], r["budget"])].append(r)
     for (dim, budget), group in sorted(groups.items()):
-        per = defaultdict(lambda: defaultdict(list))  # method -> fid -> [best per instance]
+        per = defaultdict(lambda: defaultdict(list))  # method -> fid -> [best per instance and seed]
+        run = defaultdict(dict)  # method -> (fid, instance, seed) -> best
         seconds = defaultdict(list)
         for r in group:
             per[r["method"]][r["fid"]].append(r["best"])
+            run[r["method"]][(r["fid"], r["instance"], seed_of(r))] = r["best"]
             seconds[r["method"]].append(r["seconds"])
         methods = sorted(per, key=lambda m: (not m.startswith("propulate"), m))
         fids = sorted(set.intersection(*(set(per[m]) for m in methods)))
         med = {m: {f: statistics.median(per[m][f]) for f in fids} for m in methods}
         instances = {m: sorted({len(per[m][f]) for f in fids}) for m in methods}
-        print(f"\n## {dim}-D, {budget} evaluations: median over instances of best f - f_opt")
+        print(f"\n## {dim}-D, {budget} evaluations: median over instances (and seeds) of best f - f_opt")
         print("| f | " + " | ".join(methods) + " |")
         print("|---|" + "---|" * len(methods))
         for f in fids:
             print(f"| f{f} | " + " | ".join(f"{med[m][f]:.3g}" for m in methods) + " |")
         geo = [math.exp(statistics.mean(math.log(max(med[m][f], FLOOR)) for f in fids)) for m in methods]
         print("| geometric mean | " + " | ".join(f"{g:.3g}" for g in geo) + " |")
-        print("| instances per function | " + " | ".join(",".join(map(str, instances[m])) for m in methods) + " |")
+        print("| runs per function | " + " | ".join(",".join(map(str, instances[m])) for m in methods) + " |")
         print("| median seconds per run | " + " | ".join(f"{statistics.median(seconds[m]):.1f}" for m in methods) + " |")
         print()
         for ours in (m for m in methods if m.startswith("propulate")):
             for other in (m for m in methods if m != ours):
                 at_most = sum(med[ours][f] <= med[other][f] for f in fids)
                 ratios = [max(med[ours][f], FLOOR) / max(med[other][f], FLOOR) for f in fids]
+                both = [k for k in run[ours] if k in run[other]]
+                runs_at_most = sum(run[ours][k] <= run[other][k] for k in both)
                 print(
                     f"{ours} <= {other} on {at_most} of {len(fids)} functions; "
-                    f"median ratio {statistics.median(ratios):.3g}"
+                    f"median ratio {statistics.median(ratios):.3g}; runs: {runs_at_most} of {len(both)}"
                 )
 
 
