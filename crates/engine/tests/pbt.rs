@@ -13,10 +13,14 @@ fn space() -> SearchSpace {
     SearchSpace::builder().log_float("lr", 0.01, 0.5).build().unwrap()
 }
 
+/// Steps per member: ten intervals of 3. With five, a member's worst moment could pass before the
+/// others had reported or after they had finished, and nobody exploited (1 run in 30 on 2 cores).
+const STEPS: u64 = 30;
+
 fn pbt() -> PropagatorSpec {
     // States stay 10 s after their member moved on (the default): the run is over before any goes,
     // so no worker can lose a state it bred from (tests/pbt.rs checks the deleting, under mpirun).
-    PropagatorSpec::Pbt(PbtConfig { interval: 3, steps: Some(15), ..PbtConfig::default() })
+    PropagatorSpec::Pbt(PbtConfig { interval: 3, steps: Some(STEPS), ..PbtConfig::default() })
 }
 
 /// A toy training: the weight `w` (1 when fresh) shrinks by `1 - lr` per step; the state is `w`
@@ -43,7 +47,7 @@ fn the_loss_continues_its_parents_state_through_its_context() {
             line.push_str(&format!("{} ", ctx.trial));
             std::fs::write(ctx.save_to().expect("a directory to save into").join("state"), format!("{w}\n{line}"))?;
             // A training takes time: the four workers' threads overlap, so that members hear of
-            // each other before they finish (instant, one thread could run its member's five
+            // each other before they finish (instant, one thread could run all its member's
             // intervals before another started, and nobody exploited: 1 run in 12 on 2 cores).
             std::thread::sleep(std::time::Duration::from_millis(20));
             Ok(w)
@@ -67,10 +71,10 @@ fn the_loss_continues_its_parents_state_through_its_context() {
         }
     }
     assert!(exploits >= 1, "the worst members exploit the best");
-    // Every worker stopped once its member reached 15 steps.
+    // Every worker stopped once its member reached its steps.
     for worker in 0..4 {
         let last = result.trials.iter().filter(|t| t.id.worker == worker).max_by_key(|t| t.id.generation).unwrap();
-        assert!(last.lineage.as_deref().unwrap().step_after() >= 15, "worker {worker}");
+        assert!(last.lineage.as_deref().unwrap().step_after() >= STEPS, "worker {worker}");
     }
     let states = result.training_states.expect("the disk use is reported");
     assert_eq!(states.count, result.trials.len() as u64, "every state is kept for 10 s: {states:?}");
