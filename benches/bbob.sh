@@ -75,6 +75,12 @@ touch "$results"
 done_already() { grep -qF "\"key\": \"$1\"" "$results"; }
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
+# A finished run's line in results.jsonl: KEY METHOD FID INSTANCE DIM SEED BEST SECONDS.
+record() {
+    echo "{\"key\": \"$1\", \"method\": \"$2\", \"fid\": $3, \"instance\": $4, \"dim\": $5, \"budget\": $BUDGET, \"seed\": $6, \"best\": $7, \"seconds\": $8}" >> "$results"
+    echo "$1: $7 (${8%.*} s)" >&2
+}
+
 # One run of ours: KEY METHOD FID INSTANCE DIM RUN_DIR FLAGS...; its line goes to results.jsonl.
 run_ours() {
     local key=$1 method=$2 fid=$3 inst=$4 dim=$5 run=$6 seed=$7 start seconds best
@@ -86,8 +92,7 @@ run_ours() {
         { echo "bbob: $key failed; see $run/run.log" >&2; return 1; }
     seconds=$("$PY" -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)")
     best=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['loss'])" "$run/best.json")
-    echo "{\"key\": \"$key\", \"method\": \"$method\", \"fid\": $fid, \"instance\": $inst, \"dim\": $dim, \"budget\": $BUDGET, \"seed\": $seed, \"best\": $best, \"seconds\": $seconds}" >> "$results"
-    echo "$key: $best (${seconds%.*} s)" >&2
+    record "$key" "$method" "$fid" "$inst" "$dim" "$seed" "$best" "$seconds"
 }
 
 for dim in $DIMS; do
@@ -132,8 +137,7 @@ for dim in $DIMS; do
                     out=$("$PY" benches/bbob_optuna.py "$sampler" "$fid" "$inst" "$dim" "$BUDGET" "$seed")
                     best=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['best'])")
                     seconds=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['seconds'])")
-                    echo "{\"key\": \"$key\", \"method\": \"$method\", \"fid\": $fid, \"instance\": $inst, \"dim\": $dim, \"budget\": $BUDGET, \"seed\": $seed, \"best\": $best, \"seconds\": $seconds}" >> "$results"
-                    echo "$key: $best (${seconds%.*} s)" >&2
+                    record "$key" "$method" "$fid" "$inst" "$dim" "$seed" "$best" "$seconds"
                 done
             done
         done

@@ -34,17 +34,19 @@ def main() -> None:
     for r in rows:
         groups[(r["dim"], r["budget"])].append(r)
     for (dim, budget), group in sorted(groups.items()):
-        per = defaultdict(lambda: defaultdict(list))  # method -> fid -> [best per instance and seed]
         run = defaultdict(dict)  # method -> (fid, instance, seed) -> best
         seconds = defaultdict(list)
         for r in group:
-            per[r["method"]][r["fid"]].append(r["best"])
             run[r["method"]][(r["fid"], r["instance"], seed_of(r))] = r["best"]
             seconds[r["method"]].append(r["seconds"])
+        per = defaultdict(lambda: defaultdict(list))  # method -> fid -> [best per instance and seed]
+        for method, bests in run.items():
+            for (fid, _, _), best in bests.items():
+                per[method][fid].append(best)
         methods = sorted(per, key=lambda m: (not m.startswith("propulate"), m))
         fids = sorted(set.intersection(*(set(per[m]) for m in methods)))
         med = {m: {f: statistics.median(per[m][f]) for f in fids} for m in methods}
-        instances = {m: sorted({len(per[m][f]) for f in fids}) for m in methods}
+        runs_per_function = {m: sorted({len(per[m][f]) for f in fids}) for m in methods}
         print(f"\n## {dim}-D, {budget} evaluations: median over instances (and seeds) of best f - f_opt")
         print("| f | " + " | ".join(methods) + " |")
         print("|---|" + "---|" * len(methods))
@@ -52,7 +54,7 @@ def main() -> None:
             print(f"| f{f} | " + " | ".join(f"{med[m][f]:.3g}" for m in methods) + " |")
         geo = [math.exp(statistics.mean(math.log(max(med[m][f], FLOOR)) for f in fids)) for m in methods]
         print("| geometric mean | " + " | ".join(f"{g:.3g}" for g in geo) + " |")
-        print("| runs per function | " + " | ".join(",".join(map(str, instances[m])) for m in methods) + " |")
+        print("| runs per function | " + " | ".join(",".join(map(str, runs_per_function[m])) for m in methods) + " |")
         print("| median seconds per run | " + " | ".join(f"{statistics.median(seconds[m]):.1f}" for m in methods) + " |")
         print()
         for ours in (m for m in methods if m.startswith("propulate")):
