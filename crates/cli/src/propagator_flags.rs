@@ -138,6 +138,15 @@ const FLAGS: &[SettingFlag] = &[
         help: "CMA-ES generation size lambda [default: 4 + floor(3 ln n) for n parameters]",
     },
     SettingFlag {
+        long: "cmaes-model-share",
+        owners: CMAES,
+        field: "model_share",
+        kind: Kind::Float,
+        help: "CMA-ES: probability that a child is the lowest point of a quadratic model of the island's \
+               latest evaluations (as lq-CMA-ES), where that model has just ranked the latest ones right; \
+               0: CMA-ES alone [default: 0.5]",
+    },
+    SettingFlag {
         long: "tpe-gamma",
         owners: TPE,
         field: "gamma",
@@ -217,6 +226,23 @@ const FLAGS: &[SettingFlag] = &[
         help: "GP: hand the island over to CMA-ES once it holds this many evaluations, CMA-ES starting \
                from the best tenth of them (as Optuna's AutoSampler after 250); int and float parameters \
                only; 0: never [default: 0]",
+    },
+    SettingFlag {
+        long: "gp-cmaes-model-share",
+        owners: GP,
+        field: "cmaes_model_share",
+        kind: Kind::Float,
+        help: "GP: the hand-over's --cmaes-model-share (see there) [default: 0.5]",
+    },
+    SettingFlag {
+        long: "gp-quadratic-share",
+        owners: GP,
+        field: "quadratic_share",
+        kind: Kind::Float,
+        help: "GP: probability that a child is instead the lowest point of a quadratic model of the \
+               island's latest evaluations, where that model has just ranked the latest ones right (see \
+               --cmaes-model-share); int and float parameters only, ignored with a categorical one \
+               [default: 0]",
     },
     SettingFlag {
         long: "gp-kernel",

@@ -16,6 +16,16 @@
 //! `normalized.rs`), drawn again while it lies outside the box (up to `10 n` draws, then clipped:
 //! [`CmaesConfig::resample_in_bounds`]) and mapped back, ints to the nearest integer's bin.
 //!
+//! **The quadratic model** ([`CmaesConfig::model_share`], half the children by default): a child
+//! may instead be the lowest point of a quadratic fitted by least squares to the island's latest
+//! evaluations (twice as many as a full quadratic has terms), in the strategy's round coordinates,
+//! within the Mahalanobis distance the update lets an injected step go; only while that model,
+//! fitted without the latest `lambda` evaluations, ranks those with a Kendall's tau of at least
+//! 0.85, and never onto a point the island has or is evaluating (`quadratic.rs`, after Hansen's
+//! lq-CMA-ES). Such a child enters the replay as any other, an injected solution. On an
+//! ill-conditioned quadratic the model knows the shape CMA-ES learns over thousands of
+//! evaluations; where it cannot describe the loss it ranks badly and CMA-ES breeds alone.
+//!
 //! **Defaults** (the reference's): `lambda = 4 + floor(3 ln n)`, `mu = lambda / 2`, log-rank weights
 //! `ln((lambda + 1) / 2) - ln i` with the positive ones summing to 1, Hansen's learning rates.
 //!
@@ -48,11 +58,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::normalized::{UnitBox, check_same_space, symmetric_eigen};
+use super::quadratic::{Quadratic, TRUSTED_TAU, fitting_window, kendall_tau};
 use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, standard_normal};
+use rand::RngExt;
 
 /// Which covariance update CMA-ES uses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,6 +104,13 @@ pub struct CmaesConfig {
     /// but not reached. Absent from a configuration saved before it existed: false.
     #[serde(default)]
     pub resample_in_bounds: bool,
+    /// Probability that a child is the lowest point of a quadratic model of the island's latest
+    /// evaluations instead of a draw, where that model has just ranked the latest evaluations
+    /// right (`quadratic.rs`, after lq-CMA-ES): within the longest step the update takes from an
+    /// injected solution, in the strategy's coordinates. 0: CMA-ES alone. Absent from a
+    /// configuration saved before it existed: 0, what those runs bred with.
+    #[serde(default)]
+    pub model_share: f64,
 }
 
 impl Default for CmaesConfig {
@@ -103,9 +122,13 @@ impl Default for CmaesConfig {
             min_step: 1e-8,
             centred_start: true,
             resample_in_bounds: true,
+            model_share: MODEL_SHARE,
         }
     }
 }
+
+/// The default [`CmaesConfig::model_share`].
+pub const MODEL_SHARE: f64 = 0.5;
 
 /// The prior standard deviation of a warm start, as a fraction of each parameter's range
 /// ([`State::from_source`]): WS-CMA-ES's default `alpha` of 0.1 on BBOB's range of 10.
@@ -392,6 +415,28 @@ impl State {
         self.decompose(min_step)
     }
 
+    /// `x` in the strategy's round coordinates: `D^-1 B^T (x - m) / sigma`, where a draw is
+    /// standard normal.
+    fn to_round(&self, x: &[f64]) -> Vec<f64> {
+        let n = x.len();
+        (0..n)
+            .map(|k| {
+                let along: f64 = (0..n).map(|i| self.basis[i * n + k] * (x[i] - self.mean[i])).sum();
+                along / (self.sigma * self.scales[k])
+            })
+            .collect()
+    }
+
+    /// The unit-box point at round coordinates `z`: `m + sigma B D z`.
+    fn from_round(&self, z: &[f64]) -> Vec<f64> {
+        let n = z.len();
+        (0..n)
+            .map(|i| {
+                self.mean[i] + self.sigma * (0..n).map(|k| self.basis[i * n + k] * self.scales[k] * z[k]).sum::<f64>()
+            })
+            .collect()
+    }
+
     /// A draw from `N(m, sigma^2 C)`, in unit-box coordinates (not yet reflected).
     fn sample(&self, rng: &mut PropRng) -> Vec<f64> {
         let n = self.mean.len();
@@ -452,6 +497,7 @@ impl Cmaes {
         if config.max_generations == 0 {
             return Err(Error::InvalidPropagator("CMA-ES needs max_generations >= 1".into()));
         }
+        super::check_probability("CMA-ES's model share", config.model_share)?;
         let strategy = Strategy::new(n, lambda, config.update);
         Ok(Cmaes { space: space.clone(), unit, strategy, config, source: 0 })
     }
@@ -520,9 +566,61 @@ impl Cmaes {
     }
 }
 
+impl Cmaes {
+    /// The lowest point of a quadratic model of the island's latest evaluations (`quadratic.rs`)
+    /// within the longest step an injected solution takes, in unit-box coordinates, or `None`: too
+    /// few evaluations, a model that ranked the latest `lambda` (held out of its fit) with a
+    /// Kendall's tau below [`TRUSTED_TAU`], or a lowest point the island has already evaluated or
+    /// is evaluating now.
+    fn model_child(&self, state: &State, pool: &dyn Pool) -> Option<Vec<f64>> {
+        let (n, lambda) = (self.strategy.n, self.strategy.lambda);
+        let round = |i: &Individual| state.to_round(&self.unit.to_unit(&i.values));
+        let latest: Vec<(Vec<f64>, f64)> = pool
+            .iter_latest_bred()
+            .filter(|i| i.loss.is_finite())
+            .take(fitting_window(n) + lambda)
+            .map(|i| (round(i), i.loss))
+            .collect();
+        let (held_out, fitted) = latest.split_at(lambda.min(latest.len()));
+        let earlier = Quadratic::fit(fitted)?;
+        let predicted: Vec<f64> = held_out.iter().map(|(z, _)| earlier.predict(z)).collect();
+        let losses: Vec<f64> = held_out.iter().map(|p| p.1).collect();
+        if kendall_tau(&predicted, &losses) < TRUSTED_TAU {
+            return None;
+        }
+        let z = Quadratic::fit(&latest[..latest.len().min(fitting_window(n))])?
+            .minimum_within(n, self.strategy.max_step_norm)?;
+        // Within a thousandth of a step of a point the island has: evaluating it again teaches
+        // nothing, and workers breeding at once would propose twins.
+        let known = latest.iter().map(|(z, _)| z.clone()).chain(pool.iter_running().map(round));
+        if known.into_iter().any(|k| k.iter().zip(&z).map(|(a, b)| (a - b).powi(2)).sum::<f64>() < 1e-6) {
+            return None;
+        }
+        Some(state.from_round(&z).into_iter().map(|u| u.clamp(0.0, 1.0)).collect())
+    }
+}
+
+impl Cmaes {
+    /// The model's child ([`Cmaes::model_child`]) for a search another propagator breeds (the
+    /// GP's: [`GpConfig::quadratic_share`](super::GpConfig::quadratic_share)), in the frame of
+    /// the warm start a hand-over would begin from now: the best tenth of the island's evaluations.
+    pub(crate) fn model_child_before_hand_over(&self, pool: &dyn Pool) -> Option<Vec<crate::space::Value>> {
+        let points: Vec<(Vec<f64>, f64)> = pool
+            .iter_latest_bred()
+            .filter(|i| i.loss.is_finite())
+            .map(|i| (self.unit.to_unit(&i.values), i.loss))
+            .collect();
+        let state = State::from_source(&self.strategy, &points, self.config.min_step)?;
+        self.model_child(&state, pool).map(|u| self.unit.point_at(&u))
+    }
+}
+
 impl Propagator for Cmaes {
     fn name(&self) -> &'static str {
         "CMA-ES"
+    }
+    fn models_running(&self) -> bool {
+        self.config.model_share > 0.0
     }
     fn parents(&self) -> Arity {
         Arity::Any
@@ -533,8 +631,15 @@ impl Propagator for Cmaes {
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         check_same_space(&self.space, space, "CMA-ES")?;
         let values = match self.rebuild(pool) {
-            Some(state) if self.config.resample_in_bounds => self.unit.point_at(&state.sample_inside(rng)),
-            Some(state) => self.unit.point_at(&state.sample(rng)),
+            Some(state) => {
+                // No draw for the share without a model: a seed breeds what it bred before.
+                let modelled = self.config.model_share > 0.0 && rng.random::<f64>() < self.config.model_share;
+                let child = modelled.then(|| self.model_child(&state, pool)).flatten();
+                let u = child.unwrap_or_else(|| {
+                    if self.config.resample_in_bounds { state.sample_inside(rng) } else { state.sample(rng) }
+                });
+                self.unit.point_at(&u)
+            }
             None => space.sample(rng),
         };
         Ok(vec![Individual::new(values)])
@@ -572,12 +677,12 @@ mod tests {
     }
 
     #[test]
-    fn a_configuration_saved_before_the_centred_start_keeps_the_old_start_and_reflection() {
+    fn a_configuration_saved_before_the_centred_start_keeps_the_old_start_reflection_and_no_model() {
         let old = r#"{"update":"active","population_size":null,"max_generations":200,"min_step":1e-8}"#;
         let config: CmaesConfig = serde_json::from_str(old).unwrap();
-        assert!(!config.centred_start && !config.resample_in_bounds);
+        assert!(!config.centred_start && !config.resample_in_bounds && config.model_share == 0.0);
         let new = CmaesConfig::default();
-        assert!(new.centred_start && new.resample_in_bounds);
+        assert!(new.centred_start && new.resample_in_bounds && new.model_share == MODEL_SHARE);
         let again: CmaesConfig = serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
         assert_eq!(again, new);
     }

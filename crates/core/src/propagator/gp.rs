@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use super::gp_coordinates::ModelCoordinates;
 use super::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_unit};
-use super::{Arity, Breeder, Cmaes, CmaesConfig, Pool, Propagator, Tpe, TpeConfig};
+use super::{Arity, Breeder, Cmaes, CmaesConfig, Pool, Propagator, Tpe, TpeConfig, cmaes};
 use crate::bayes::acquisition::{LogEi, maximize};
 use crate::bayes::matern::MaternGp;
 use crate::bayes::warp::warped;
@@ -103,6 +103,20 @@ pub struct GpConfig {
     /// parameters only. Absent from a configuration saved before it existed: 0.
     #[serde(default)]
     pub cmaes_after: usize,
+    /// The hand-over's [`CmaesConfig::model_share`]: the probability that its child is the lowest
+    /// point of a quadratic model of the latest evaluations. Absent from a configuration saved
+    /// before it existed: 0, the CMA-ES those runs handed over to.
+    #[serde(default)]
+    pub cmaes_model_share: f64,
+    /// Probability that a child of the process is instead the lowest point of a quadratic model
+    /// of the island's latest evaluations, where that model has just ranked the latest ones
+    /// right: CMA-ES's model ([`CmaesConfig::model_share`]) in the frame of the warm start a
+    /// hand-over would begin from (the best tenth's spread), so that an ill-conditioned basin the
+    /// process's length scales cannot follow is descended at once. Int and float parameters
+    /// only: ignored in a space with a categorical one. Absent from a configuration saved before
+    /// it existed: 0.
+    #[serde(default)]
+    pub quadratic_share: f64,
 }
 
 fn default_starts() -> usize {
@@ -123,9 +137,14 @@ impl Default for GpConfig {
             tpe_share: 0.0,
             warp: true,
             cmaes_after: 0,
+            cmaes_model_share: cmaes::MODEL_SHARE,
+            quadratic_share: QUADRATIC_SHARE,
         }
     }
 }
+
+/// The default [`GpConfig::quadratic_share`].
+const QUADRATIC_SHARE: f64 = 0.0;
 
 /// Best individuals around which local candidates are drawn.
 const LOCAL_CENTRES: usize = 5;
@@ -143,6 +162,9 @@ pub struct Gp {
     tpe: Option<Tpe>,
     /// What breeds once the island holds `cmaes_after` evaluations.
     cmaes: Option<Cmaes>,
+    /// The quadratic model's frame and fit ([`GpConfig::quadratic_share`]); `None` when the share
+    /// is 0 or the space has a categorical parameter.
+    quadratic: Option<Cmaes>,
 }
 
 impl Gp {
@@ -191,12 +213,15 @@ impl Gp {
                 )));
             }
             after => Some(
-                Cmaes::new(space, CmaesConfig::default())
+                Cmaes::new(space, CmaesConfig { model_share: config.cmaes_model_share, ..CmaesConfig::default() })
                     .map_err(|e| Error::InvalidPropagator(format!("the GP's hand-over to CMA-ES: {e}")))?
                     .taking_over_after(after),
             ),
         };
-        Ok(Gp { space: space.clone(), axes, model, config, tpe, cmaes })
+        super::check_probability("the GP propagator's quadratic share", config.quadratic_share)?;
+        let quadratic =
+            (config.quadratic_share > 0.0).then(|| Cmaes::new(space, CmaesConfig::default()).ok()).flatten();
+        Ok(Gp { space: space.clone(), axes, model, config, tpe, cmaes, quadratic })
     }
 
     /// Whether CMA-ES breeds from `pool` (see [`GpConfig::cmaes_after`]).
@@ -316,6 +341,13 @@ impl Propagator for Gp {
         let Some(mut told) = self.training_set(pool) else {
             return Ok(vec![Individual::new(space.sample(rng))]);
         };
+        // No draw without the model: a seed breeds what it bred before.
+        if let Some(quadratic) = &self.quadratic
+            && rng.random::<f64>() < self.config.quadratic_share
+            && let Some(child) = quadratic.model_child_before_hand_over(pool)
+        {
+            return Ok(vec![Individual::new(child)]);
+        }
         // Best first: the local candidates are drawn around the head.
         told.sort_by(|a, b| a.1.total_cmp(&b.1));
         let losses: Vec<f64> = told.iter().map(|(_, l)| *l).collect();
@@ -612,6 +644,8 @@ mod tests {
             tpe_share: 0.0,
             warp: false,
             cmaes_after: 0,
+            cmaes_model_share: 0.0,
+            quadratic_share: 0.0,
         };
         assert_eq!(config, legacy);
         let now = serde_json::to_string(&GpConfig::default()).unwrap();
@@ -619,9 +653,55 @@ mod tests {
     }
 
     #[test]
+    fn a_trusted_quadratic_model_proposes_an_ill_conditioned_basins_minimum() {
+        // A 5-D ellipsoid of condition 1e4 along the diagonal directions, minimum at 0.3 in
+        // every coordinate, off the centre: what per-axis length scales follow badly.
+        let s = SearchSpace::new(
+            (0..5)
+                .map(|i| crate::space::Param {
+                    name: format!("x{i}"),
+                    domain: crate::space::Domain::Float { lo: 0.0, hi: 1.0, log: false },
+                })
+                .collect(),
+        )
+        .unwrap();
+        let loss = |x: &[f64]| -> f64 {
+            let d: Vec<f64> = x.iter().map(|v| v - 0.3).collect();
+            let along: f64 = d.iter().sum::<f64>() / 5f64.sqrt();
+            let across: f64 = d.iter().map(|v| v * v).sum::<f64>() - along * along;
+            1e4 * along * along + across
+        };
+        let mut rng = worker_rng(8, 0);
+        let pool: Vec<Individual> = (0..60u64)
+            .map(|g| {
+                let v = s.sample(&mut rng);
+                let l = loss(&v.iter().map(|v| v.as_f64()).collect::<Vec<_>>());
+                let mut i = with_loss(v, l);
+                i.id.generation = g;
+                i
+            })
+            .collect();
+        let best = pool.iter().map(|i| i.loss).fold(f64::INFINITY, f64::min);
+        let always = GpConfig { quadratic_share: 1.0, ..GpConfig::default() };
+        let child = Gp::new(&s, always).unwrap().propagate(&pool, &s, &mut worker_rng(9, 0)).unwrap().remove(0);
+        let modelled = loss(&child.values.iter().map(|v| v.as_f64()).collect::<Vec<_>>());
+        // The quadratic is exact here: the child is the minimum, or as near it as the trust
+        // region around the best tenth reaches; far below the island's best either way.
+        assert!(modelled < best * 1e-3, "{modelled} against the best {best}");
+        // A categorical parameter turns the model off without an error; a share outside [0, 1]
+        // is refused.
+        assert!(
+            Gp::new(&space(), GpConfig { quadratic_share: 1.0, ..GpConfig::default() }).unwrap().quadratic.is_none()
+        );
+        let e = Gp::new(&s, GpConfig { quadratic_share: 1.5, ..GpConfig::default() }).unwrap_err().to_string();
+        assert!(e.contains("quadratic share"), "{e}");
+    }
+
+    #[test]
     fn hands_the_island_over_to_cmaes_at_its_count_and_refuses_what_cmaes_cannot_search() {
         let s = SearchSpace::builder().float("x", 0.0, 1.0).int("n", 1, 8).build().unwrap();
-        let config = GpConfig { cmaes_after: 30, ..GpConfig::default() };
+        // Without the quadratic model, whose child both may propose.
+        let config = GpConfig { cmaes_after: 30, quadratic_share: 0.0, ..GpConfig::default() };
         let gp = Gp::new(&s, config.clone()).unwrap();
         let cmaes = Cmaes::new(&s, CmaesConfig::default()).unwrap().taking_over_after(30);
         let mut rng = worker_rng(4, 0);

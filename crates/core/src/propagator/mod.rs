@@ -19,6 +19,7 @@ mod parzen;
 mod pb2;
 mod pbt;
 mod pso;
+mod quadratic;
 mod selection;
 mod spec;
 mod tpe;

@@ -128,6 +128,18 @@ fn random_search(space: &SearchSpace, loss: &dyn Fn(&[f64]) -> f64, evaluations:
         .fold(f64::INFINITY, f64::min)
 }
 
+/// The median over seeds 0-2 of [`simulate`]'s best loss (each printed).
+fn median_of_3_seeds(
+    op: &dyn Propagator,
+    space: &SearchSpace,
+    loss: &dyn Fn(&[f64]) -> f64,
+    evaluations: usize,
+) -> f64 {
+    let runs: Vec<f64> = (0..3).map(|s| simulate(op, space, loss, evaluations, s)).collect();
+    eprintln!("{} per seed: {runs:?}", op.name());
+    median(runs)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -150,37 +162,56 @@ fn rotation(n: usize) -> Vec<Vec<f64>> {
     rows
 }
 
+/// `n` floats in [-5, 5].
+fn box_space(n: usize) -> SearchSpace {
+    let params =
+        (0..n).map(|i| Param { name: format!("x{i}"), domain: Domain::Float { lo: -5.0, hi: 5.0, log: false } });
+    SearchSpace::new(params.collect()).unwrap()
+}
+
+/// A rotated ellipsoid of condition 1e6 in `n` coordinates with its minimum 0 at x = 1 (off the
+/// box's centre).
+fn rotated_ellipsoid(n: usize) -> impl Fn(&[f64]) -> f64 {
+    let r = rotation(n);
+    move |x: &[f64]| -> f64 {
+        (0..n)
+            .map(|i| {
+                let z: f64 = r[i].iter().zip(x).map(|(a, b)| a * (b - 1.0)).sum();
+                1e6f64.powf(i as f64 / (n - 1) as f64) * z * z
+            })
+            .sum()
+    }
+}
+
 #[test]
 fn cmaes_beats_random_search_on_a_rotated_ellipsoid() {
     const N: usize = 10;
     const EVALUATIONS: usize = 1000;
-    let space = SearchSpace::new(
-        (0..N)
-            .map(|i| Param { name: format!("x{i}"), domain: Domain::Float { lo: -5.0, hi: 5.0, log: false } })
-            .collect(),
-    )
-    .unwrap();
-    let r = rotation(N);
-    // Condition 1e6, optimum at x = 1 (off the box's centre).
-    let ellipsoid = move |x: &[f64]| -> f64 {
-        (0..N)
-            .map(|i| {
-                let z: f64 = r[i].iter().zip(x).map(|(a, b)| a * (b - 1.0)).sum();
-                1e6f64.powf(i as f64 / (N - 1) as f64) * z * z
-            })
-            .sum()
-    };
+    let space = box_space(N);
+    let ellipsoid = rotated_ellipsoid(N);
     let random = median((0..3).map(|s| random_search(&space, &ellipsoid, EVALUATIONS, s)).collect());
     for update in [CovarianceUpdate::Active, CovarianceUpdate::Basic] {
-        let cmaes = Cmaes::new(&space, CmaesConfig { update, ..CmaesConfig::default() }).unwrap();
-        let runs: Vec<f64> = (0..3).map(|s| simulate(&cmaes, &space, &ellipsoid, EVALUATIONS, s)).collect();
-        eprintln!("CMA-ES {update:?} per seed: {runs:?}");
-        let best = median(runs);
+        let config = CmaesConfig { update, model_share: 0.0, ..CmaesConfig::default() };
+        let best = median_of_3_seeds(&Cmaes::new(&space, config).unwrap(), &space, &ellipsoid, EVALUATIONS);
         eprintln!("rotated ellipsoid, {EVALUATIONS} evaluations: CMA-ES {update:?} {best:.3e}, random {random:.3e}");
         // Ten times better than random search: well clear of noise (measured: about 35x for the
         // basic update, 175x for the active one).
         assert!(best < random * 1e-1, "CMA-ES {update:?}: {best} vs random {random}");
     }
+}
+
+#[test]
+fn the_quadratic_model_finds_a_rotated_ellipsoids_minimum_that_cmaes_alone_is_far_from() {
+    const N: usize = 10;
+    const EVALUATIONS: usize = 300;
+    let space = box_space(N);
+    let ellipsoid = rotated_ellipsoid(N);
+    let best = |model_share| {
+        let cmaes = Cmaes::new(&space, CmaesConfig { model_share, ..CmaesConfig::default() }).unwrap();
+        median_of_3_seeds(&cmaes, &space, &ellipsoid, EVALUATIONS)
+    };
+    let (alone, modelled) = (best(0.0), best(0.5));
+    assert!(modelled < 1e-6 && modelled < alone * 1e-6, "with the model {modelled:.3e}, alone {alone:.3e}");
 }
 
 #[test]
@@ -190,9 +221,7 @@ fn nelder_mead_beats_random_search_on_rosenbrock() {
     let rosenbrock = |x: &[f64]| -> f64 { (1.0 - x[0]).powi(2) + 100.0 * (x[1] - x[0] * x[0]).powi(2) };
     let nm = NelderMead::new(&space, NelderMeadConfig::default()).unwrap();
     let random = median((0..3).map(|s| random_search(&space, &rosenbrock, EVALUATIONS, s)).collect());
-    let runs: Vec<f64> = (0..3).map(|s| simulate(&nm, &space, &rosenbrock, EVALUATIONS, s)).collect();
-    eprintln!("Nelder-Mead per seed: {runs:?}");
-    let best = median(runs);
+    let best = median_of_3_seeds(&nm, &space, &rosenbrock, EVALUATIONS);
     eprintln!("rosenbrock 2-D, {EVALUATIONS} evaluations: Nelder-Mead {best:.3e}, random {random:.3e}");
     // Measured: about 50x better than random search.
     assert!(best < random * 1e-1, "Nelder-Mead: {best} vs random {random}");
