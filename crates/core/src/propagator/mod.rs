@@ -24,7 +24,7 @@ mod selection;
 mod spec;
 mod tpe;
 
-pub use auto::{AUTO, GP_EVALUATIONS, Problem};
+pub use auto::{AUTO, CMAES_FROM, GP_EVALUATIONS, Problem};
 pub use choice::{Continued, GivenSetting, PropagatorChoice};
 pub use cmaes::{Cmaes, CmaesConfig, CovarianceUpdate, default_population_size};
 pub use combinators::{Choice, Compose, Conditional, Stochastic};
