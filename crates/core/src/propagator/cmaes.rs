@@ -428,7 +428,7 @@ impl State {
     }
 
     /// The unit-box point at round coordinates `z`: `m + sigma B D z`.
-    fn from_round(&self, z: &[f64]) -> Vec<f64> {
+    fn unit_at_round(&self, z: &[f64]) -> Vec<f64> {
         let n = z.len();
         (0..n)
             .map(|i| {
@@ -596,7 +596,7 @@ impl Cmaes {
         if known.into_iter().any(|k| k.iter().zip(&z).map(|(a, b)| (a - b).powi(2)).sum::<f64>() < 1e-6) {
             return None;
         }
-        Some(state.from_round(&z).into_iter().map(|u| u.clamp(0.0, 1.0)).collect())
+        Some(state.unit_at_round(&z).into_iter().map(|u| u.clamp(0.0, 1.0)).collect())
     }
 }
 

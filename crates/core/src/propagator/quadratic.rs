@@ -138,7 +138,7 @@ impl Quadratic {
         let length = |mu: f64| g.iter().zip(&curvatures).map(|(g, c)| (g / (c + mu)).powi(2)).sum::<f64>().sqrt();
         let lowest = curvatures.iter().copied().fold(f64::INFINITY, f64::min);
         let scale = curvatures.iter().map(|c| c.abs()).fold(0.0, f64::max);
-        if !(scale > 0.0) || g.iter().all(|v| *v == 0.0) {
+        if scale.is_nan() || scale <= 0.0 || g.iter().all(|v| *v == 0.0) {
             return None;
         }
         let mu = if lowest > 1e-12 * scale && length(0.0) <= radius {
