@@ -316,8 +316,8 @@ const FLAGS: &[SettingFlag] = &[
 
 const PROPAGATOR_HELP: &str = "Breeding operator [default: auto for the CNN task and command trials, ga with \
     --function; a resume: its checkpoint's]: auto (picked by the space and the budget, said at the start and \
-    recorded in the checkpoint: cmaes from 1000 evaluations on an all-numeric space, gp up to 1000 on a mostly \
-    numeric one, tpe on a mostly categorical one, else tpe; ga for several objectives), ga (genetic and differential children; see \
+    recorded in the checkpoint: cmaes from 1000 evaluations per island on an all-numeric space, gp below \
+    that and up to 1000 on a mostly numeric one, tpe on a mostly categorical one, else tpe; ga for several objectives), ga (genetic and differential children; see \
     --reference-genetic), pso (basic), pso-clamping, pso-constriction, pso-canonical, cmaes (active), \
     cmaes-basic, nm (Nelder-Mead); pso, cmaes and nm search int and float parameters only; tpe \
     (tree-structured Parzen estimator, Optuna's default sampler) models the island's evaluations in a \

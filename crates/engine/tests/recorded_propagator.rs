@@ -111,7 +111,7 @@ fn a_programs_own_propagator_is_recorded_by_name_and_the_default_with_its_settin
     let fresh = tempfile::tempdir().unwrap();
     run(fresh.path(), 2, |o| o).unwrap();
     let manifest = Manifest::read(fresh.path()).unwrap();
-    let (gp, _) = Problem::new(&space(), 4, 0).spec(2).unwrap();
+    let (gp, _) = Problem::new(&space(), 4, 1, 0).spec(2).unwrap();
     assert_eq!(manifest.config.propagator.as_ref(), Some(&gp));
     let resumed = run(fresh.path(), 3, |o| o).unwrap();
     assert_eq!(resumed.propagator.as_ref(), Some(&gp));
@@ -150,15 +150,15 @@ fn auto_is_picked_said_and_recorded_and_a_resume_keeps_the_pick() {
         })
     })
     .unwrap();
-    let (gp, _) = Problem { numeric: 1, categorical: 0, evaluations: 10, objectives: 0 }.spec(2).unwrap();
+    let (gp, _) = Problem { numeric: 1, categorical: 0, evaluations: 10, islands: 1, objectives: 0 }.spec(2).unwrap();
     assert!(matches!(&gp, PropagatorSpec::Gp(c) if c.cmaes_after == 250), "{gp:?}");
     assert_eq!(first.propagator.as_ref(), Some(&gp));
     assert_eq!(Manifest::read(dir.path()).unwrap().config.propagator.as_ref(), Some(&gp));
     let said = notices.lock().unwrap().clone();
     assert!(
         said.iter().any(|n| n
-            == "auto picked gp: 1 numeric and 0 categorical parameter, 10 evaluations: at most 1000, mostly numeric, \
-                every parameter numeric: cmaes takes over after 250 evaluations of an island"),
+            == "auto picked gp: 1 numeric and 0 categorical parameter, 10 evaluations: under 1000 per island, all numeric, \
+                cmaes taking over after 250 evaluations of an island"),
         "{said:?}"
     );
     // 2 workers x 600 generations plan 1,200 evaluations: CMA-ES. Resumed with 5 generations

@@ -19,11 +19,12 @@ pub const AUTO: &str = "auto";
 /// earlier still.
 pub const GP_EVALUATIONS: u64 = 1000;
 
-/// Evaluations from which an all-numeric space gets CMA-ES (with its quadratic model,
+/// Evaluations per island from which an all-numeric space gets CMA-ES (with its quadratic model,
 /// [`CmaesConfig::model_share`](super::CmaesConfig::model_share)) from the start instead of the
 /// GP handing over to it: on BBOB in 10-D at 1,000 evaluations, CMA-ES with its model was at most
 /// the hand-over on 18 of 24 functions and at most Optuna's CmaEsSampler on 21 of 24
-/// (docs/benchmarks/bbob.md); at 200 evaluations in 5-D the GP stays.
+/// (docs/benchmarks/bbob.md); at 200 evaluations in 5-D, and with 32 workers on 4 islands of
+/// about 250 evaluations each, the GP was ahead.
 pub const CMAES_FROM: u64 = 1000;
 
 /// Island evaluations after which the GP that `auto` picks for an all-numeric space hands the
@@ -41,20 +42,25 @@ pub struct Problem {
     pub categorical: usize,
     /// Evaluations the run plans: generations times workers.
     pub evaluations: u64,
+    /// Islands the workers form: each island's propagator models the island's own evaluations, a
+    /// share of the run's.
+    pub islands: usize,
     /// Objectives declared (0 or 1: one loss).
     pub objectives: usize,
 }
 
 impl Problem {
-    /// The problem of a run over `space` planning `evaluations` with `objectives` objectives.
-    pub fn new(space: &SearchSpace, evaluations: u64, objectives: usize) -> Self {
+    /// The problem of a run over `space` planning `evaluations` on `islands` islands with
+    /// `objectives` objectives.
+    pub fn new(space: &SearchSpace, evaluations: u64, islands: usize, objectives: usize) -> Self {
         let categorical = space.params().iter().filter(|p| matches!(p.domain, Domain::Categorical { .. })).count();
-        Problem { numeric: space.params().len() - categorical, categorical, evaluations, objectives }
+        Problem { numeric: space.params().len() - categorical, categorical, evaluations, islands, objectives }
     }
 
     /// The propagator `auto` picks, and why (for the run's notice).
     pub fn pick(&self) -> (&'static str, String) {
-        let Problem { numeric, categorical, evaluations, objectives } = *self;
+        let Problem { numeric, categorical, evaluations, islands, objectives } = *self;
+        let per_island = evaluations / islands.max(1) as u64;
         let params = format!(
             "{numeric} numeric and {categorical} categorical parameter{}, {evaluations} evaluations",
             if numeric + categorical == 1 { "" } else { "s" }
@@ -68,8 +74,10 @@ impl Problem {
             )
         } else if categorical > numeric {
             ("tpe", format!("{params}: mostly categorical"))
-        } else if categorical == 0 && evaluations >= CMAES_FROM {
-            ("cmaes", format!("{params}: at least {CMAES_FROM}, all numeric"))
+        } else if categorical == 0 && per_island >= CMAES_FROM {
+            ("cmaes", format!("{params}: at least {CMAES_FROM} per island, all numeric"))
+        } else if categorical == 0 {
+            ("gp", format!("{params}: under {CMAES_FROM} per island, all numeric"))
         } else if evaluations <= GP_EVALUATIONS {
             ("gp", format!("{params}: at most {GP_EVALUATIONS}, mostly numeric"))
         } else {
@@ -88,9 +96,7 @@ impl Problem {
             && self.categorical == 0
         {
             gp.cmaes_after = CMAES_AFTER;
-            why.push_str(&format!(
-                ", every parameter numeric: cmaes takes over after {CMAES_AFTER} evaluations of an island"
-            ));
+            why.push_str(&format!(", cmaes taking over after {CMAES_AFTER} evaluations of an island"));
         }
         Ok((spec, why))
     }
@@ -101,7 +107,7 @@ mod tests {
     use super::*;
 
     fn problem(numeric: usize, categorical: usize, evaluations: u64, objectives: usize) -> &'static str {
-        Problem { numeric, categorical, evaluations, objectives }.pick().0
+        Problem { numeric, categorical, evaluations, islands: 1, objectives }.pick().0
     }
 
     #[test]
@@ -112,22 +118,27 @@ mod tests {
         assert_eq!(problem(1, 2, 16, 0), "tpe");
         assert_eq!(problem(10, 0, 1000, 0), "cmaes", "all numeric from a thousand evaluations");
         assert_eq!(problem(10, 0, 999, 0), "gp");
+        let four_islands = Problem { numeric: 10, categorical: 0, evaluations: 3996, islands: 4, objectives: 0 };
+        assert_eq!(four_islands.pick().0, "gp", "999 evaluations per island");
+        let (name, why) = Problem { evaluations: 4000, ..four_islands }.pick();
+        assert_eq!(name, "cmaes");
+        assert!(why.ends_with("4000 evaluations: at least 1000 per island, all numeric"), "{why}");
         assert_eq!(problem(10, 1, 5000, 0), "tpe");
         assert_eq!(problem(5, 0, 200, 2), "ga");
-        let (_, why) = Problem { numeric: 2, categorical: 0, evaluations: 48, objectives: 0 }.pick();
+        let (_, why) = Problem { numeric: 2, categorical: 0, evaluations: 48, islands: 1, objectives: 0 }.pick();
         assert_eq!(
             why,
-            "auto picked gp: 2 numeric and 0 categorical parameters, 48 evaluations: at most 1000, mostly numeric"
+            "auto picked gp: 2 numeric and 0 categorical parameters, 48 evaluations: under 1000 per island, all numeric"
         );
     }
 
     #[test]
     fn the_gp_of_an_all_numeric_space_hands_over_to_cmaes() {
-        let numeric = Problem { numeric: 5, categorical: 0, evaluations: 200, objectives: 0 };
+        let numeric = Problem { numeric: 5, categorical: 0, evaluations: 200, islands: 1, objectives: 0 };
         let (spec, why) = numeric.spec(8).unwrap();
         let PropagatorSpec::Gp(gp) = spec else { panic!("{spec:?}") };
         assert_eq!(gp.cmaes_after, CMAES_AFTER);
-        assert!(why.ends_with("every parameter numeric: cmaes takes over after 250 evaluations of an island"), "{why}");
+        assert!(why.ends_with("all numeric, cmaes taking over after 250 evaluations of an island"), "{why}");
         // A categorical parameter keeps the GP to the end; the other picks are their defaults.
         let (spec, why) = Problem { categorical: 1, ..numeric }.spec(8).unwrap();
         assert_eq!(spec, PropagatorSpec::with_defaults("gp", 8).unwrap());
@@ -144,6 +155,9 @@ mod tests {
             .categorical("act", &["relu", "tanh"])
             .build()
             .unwrap();
-        assert_eq!(Problem::new(&space, 80, 0), Problem { numeric: 2, categorical: 1, evaluations: 80, objectives: 0 });
+        assert_eq!(
+            Problem::new(&space, 80, 2, 0),
+            Problem { numeric: 2, categorical: 1, evaluations: 80, islands: 2, objectives: 0 }
+        );
     }
 }

@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn auto_picks_by_the_problem_and_a_resume_keeps_what_it_picked() {
-        let small = Problem { numeric: 5, categorical: 0, evaluations: 200, objectives: 0 };
+        let small = Problem { numeric: 5, categorical: 0, evaluations: 200, islands: 1, objectives: 0 };
         let long = Problem { evaluations: 5000, ..small };
         let auto = PropagatorChoice { default: AUTO.into(), ..choice(None, vec![]) };
         let (spec, why) = auto.resolve_for(Continued::Nothing, 8, Some(&small)).unwrap();

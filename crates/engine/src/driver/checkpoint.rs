@@ -81,7 +81,7 @@ fn open_on_rank_0(cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Resu
     };
     // What `auto` picks by: the space, the evaluations planned, the objectives.
     let evaluations = cfg.generations.saturating_mul(layout.workers() as u64);
-    let problem = Problem::new(space, evaluations, cfg.objectives.len());
+    let problem = Problem::new(space, evaluations, layout.islands(), cfg.objectives.len());
     let (propagator, picked) =
         propagator_in_effect(cfg, continued.unwrap_or(Continued::Nothing), layout.workers(), &problem)?;
     // The spec travels to the other ranks, and into the manifest, as JSON, which has no NaN or
