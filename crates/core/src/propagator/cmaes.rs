@@ -598,9 +598,7 @@ impl Cmaes {
         }
         Some(state.unit_at_round(&z).into_iter().map(|u| u.clamp(0.0, 1.0)).collect())
     }
-}
 
-impl Cmaes {
     /// The model's child ([`Cmaes::model_child`]) for a search another propagator breeds (the
     /// GP's: [`GpConfig::quadratic_share`](super::GpConfig::quadratic_share)), in the frame of
     /// the warm start a hand-over would begin from now: the best tenth of the island's evaluations.
