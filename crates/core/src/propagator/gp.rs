@@ -338,16 +338,17 @@ impl Propagator for Gp {
         if let Some(cmaes) = self.cmaes.as_ref().filter(|_| self.handed_over(pool)) {
             return cmaes.propagate(pool, space, rng);
         }
-        let Some(mut told) = self.training_set(pool) else {
-            return Ok(vec![Individual::new(space.sample(rng))]);
-        };
-        // No draw without the model: a seed breeds what it bred before.
+        // Before the process's training set is gathered, which the model's child does not need. No
+        // draw without the model: a seed breeds what it bred before.
         if let Some(quadratic) = &self.quadratic
             && rng.random::<f64>() < self.config.quadratic_share
             && let Some(child) = quadratic.model_child_before_hand_over(pool)
         {
             return Ok(vec![Individual::new(child)]);
         }
+        let Some(mut told) = self.training_set(pool) else {
+            return Ok(vec![Individual::new(space.sample(rng))]);
+        };
         // Best first: the local candidates are drawn around the head.
         told.sort_by(|a, b| a.1.total_cmp(&b.1));
         let losses: Vec<f64> = told.iter().map(|(_, l)| *l).collect();
@@ -656,15 +657,7 @@ mod tests {
     fn a_trusted_quadratic_model_proposes_an_ill_conditioned_basins_minimum() {
         // A 5-D ellipsoid of condition 1e4 along the diagonal directions, minimum at 0.3 in
         // every coordinate, off the centre: what per-axis length scales follow badly.
-        let s = SearchSpace::new(
-            (0..5)
-                .map(|i| crate::space::Param {
-                    name: format!("x{i}"),
-                    domain: crate::space::Domain::Float { lo: 0.0, hi: 1.0, log: false },
-                })
-                .collect(),
-        )
-        .unwrap();
+        let s = (0..5).fold(SearchSpace::builder(), |b, i| b.float(&format!("x{i}"), 0.0, 1.0)).build().unwrap();
         let loss = |x: &[f64]| -> f64 {
             let d: Vec<f64> = x.iter().map(|v| v - 0.3).collect();
             let along: f64 = d.iter().sum::<f64>() / 5f64.sqrt();
