@@ -167,11 +167,11 @@ const FLAGS: &[SettingFlag] = &[
         owners: TPE,
         field: "model",
         kind: Kind::Names(&propulate::propagator::TpeModel::NAMES),
-        help: "TPE: the model: univariate (Optuna's TPESampler with constant_liar: each parameter's good \
-               and bad densities from a kernel per evaluation and a prior, the island's running \
-               evaluations counted as bad ones), multivariate (Optuna's multivariate=True: one kernel per \
-               evaluation over all parameters) or independent (the model before 2026-11-26) [default: \
-               univariate]",
+        help: "TPE: the model: multivariate (Optuna 5's default TPESampler: the good and the bad \
+               densities from a kernel per evaluation over all parameters and a prior, the island's \
+               running evaluations counted as bad ones), univariate (Optuna's multivariate=False: each \
+               parameter on its own) or independent (the model before 2026-11-26) [default: \
+               multivariate]",
     },
     SettingFlag {
         long: "gp-startup",

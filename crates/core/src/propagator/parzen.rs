@@ -7,9 +7,10 @@
 //! Numeric parameters live on their unit interval (as [`super::normalized`] maps them: log floats
 //! in `ln`, ints in equal bins, so a kernel over `[0, 1]` is Optuna's kernel over `[lo - 0.5, hi +
 //! 0.5]` for an int). Each observation's kernel is a normal truncated to `[0, 1]` at the
-//! observation with Scott's rule for its width, `0.2 n^(-1/(d+4))` for `n` observations in `d`
-//! parameters, clipped to `[1/min(100, 1 + kernels), 1]` (Optuna's "magic clip"); the prior kernel
-//! sits at 0.5 with width 1. A categorical kernel puts `prior / kernels` on every choice and one
+//! observation, on each parameter as wide as the observation's larger gap to its neighbours on that
+//! parameter (Optuna 5's estimator, multivariate or not; its multivariate one before 4.x took
+//! Scott's rule, one width for all), clipped to `[1/min(100, 1 + kernels), 1]` (Optuna's "magic
+//! clip"); the prior kernel sits at 0.5 with width 1. A categorical kernel puts `prior / kernels` on every choice and one
 //! more on the observed one, normalized; the prior kernel is uniform. The mixture weighs the
 //! observations (older ones less, see [`observation_weights`]) and the prior with weight 1.
 
@@ -36,8 +37,8 @@ pub(crate) struct Parzen {
     log_weights: Vec<f64>,
     /// Per kernel: its centre on each numeric parameter.
     centres: Vec<Vec<f64>>,
-    /// Per kernel: its width on every numeric parameter (one value: every observation shares it).
-    widths: Vec<f64>,
+    /// Per kernel: its width on each numeric parameter.
+    widths: Vec<Vec<f64>>,
     /// Per kernel, per categorical parameter: the log probability of each choice.
     log_choice: Vec<Vec<Vec<f64>>>,
 }
@@ -56,43 +57,30 @@ pub(crate) fn observation_weights(n: usize) -> Vec<f64> {
     (0..ramp).map(|k| start + step * k as f64).chain(std::iter::repeat_n(1.0, FLAT)).collect()
 }
 
-/// How wide an observation's kernel is.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Bandwidth {
-    /// Scott's rule, `0.2 n^(-1/(d+4))`, the same for every kernel (the multivariate model).
-    Scott,
-    /// Over one numeric parameter: the larger gap to its neighbours among the observations and
-    /// the prior's centre 0.5, the bounds 0 and 1 counting as neighbours except for the outermost
-    /// points, which take their inner gap (Optuna's univariate estimator without
-    /// `consider_endpoints`).
-    Neighbours,
-}
-
-/// [`Bandwidth::Neighbours`]'s widths of `points`' only numeric coordinate, in their order.
-fn neighbour_widths(points: &[Point]) -> Vec<f64> {
+/// Per numeric parameter `axis`, the widths of `points`' kernels, in their order: the larger gap
+/// to its neighbours among the observations, the bounds 0 and 1 counting as neighbours except for
+/// the outermost of two or more points, which take their inner gap (Optuna 5's estimator without
+/// `consider_endpoints`; the prior's centre is no neighbour).
+fn neighbour_widths(points: &[Point], axis: usize) -> Vec<f64> {
     let n = points.len();
-    // The observations and the prior's centre (index n), sorted; the prior's width is dropped.
-    let at_index = |i: usize| if i == n { 0.5 } else { points[i].numbers[0] };
-    let mut order: Vec<usize> = (0..=n).collect();
+    let at_index = |i: usize| points[i].numbers[axis];
+    let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| at_index(a).total_cmp(&at_index(b)).then(a.cmp(&b)));
     let at = |k: usize| at_index(order[k]);
-    let last = n; // the sorted list holds n + 1 entries
-    let mut sorted: Vec<f64> = (0..=last)
+    let mut sorted: Vec<f64> = (0..n)
         .map(|k| {
             let below = if k == 0 { 0.0 } else { at(k - 1) };
-            let above = if k == last { 1.0 } else { at(k + 1) };
+            let above = if k + 1 == n { 1.0 } else { at(k + 1) };
             (at(k) - below).max(above - at(k))
         })
         .collect();
-    if last >= 1 {
+    if n >= 2 {
         sorted[0] = at(1) - at(0);
-        sorted[last] = at(last) - at(last - 1);
+        sorted[n - 1] = at(n - 1) - at(n - 2);
     }
     let mut widths = vec![0.0; n];
     for (k, &i) in order.iter().enumerate() {
-        if i < n {
-            widths[i] = sorted[k];
-        }
+        widths[i] = sorted[k];
     }
     widths
 }
@@ -120,9 +108,8 @@ fn log_sum_exp(terms: impl Iterator<Item = f64> + Clone) -> f64 {
 
 impl Parzen {
     /// The mixture of `points` (in the order they were made) over `numbers` numeric parameters
-    /// and categorical ones of `choices[c]` choices each, its kernels as wide as `bandwidth` says.
-    pub(crate) fn new(points: &[Point], numbers: usize, choices: &[usize], bandwidth: Bandwidth) -> Parzen {
-        let params = numbers + choices.len();
+    /// and categorical ones of `choices[c]` choices each.
+    pub(crate) fn new(points: &[Point], numbers: usize, choices: &[usize]) -> Parzen {
         let n = points.len();
         let kernels = n + 1;
         let mut weights = observation_weights(n);
@@ -130,15 +117,12 @@ impl Parzen {
         let total: f64 = weights.iter().sum();
         let log_weights = weights.iter().map(|w| (w / total).ln()).collect();
         let min_width = 1.0 / (kernels as f64 + 1.0).min(100.0);
-        let mut widths = match bandwidth {
-            Bandwidth::Scott => vec![0.2 * (n.max(1) as f64).powf(-1.0 / (params as f64 + 4.0)); n],
-            Bandwidth::Neighbours if numbers == 1 => neighbour_widths(points),
-            Bandwidth::Neighbours => vec![1.0; n],
-        };
-        widths.iter_mut().for_each(|w| *w = w.clamp(min_width, 1.0));
+        let per_axis: Vec<Vec<f64>> = (0..numbers).map(|axis| neighbour_widths(points, axis)).collect();
+        let mut widths: Vec<Vec<f64>> =
+            (0..n).map(|i| per_axis.iter().map(|w| w[i].clamp(min_width, 1.0)).collect()).collect();
+        widths.push(vec![1.0; numbers]);
         let mut centres: Vec<Vec<f64>> = points.iter().map(|p| p.numbers.clone()).collect();
         centres.push(vec![0.5; numbers]);
-        widths.push(1.0);
         let log_choice = (0..kernels)
             .map(|k| {
                 choices
@@ -169,10 +153,10 @@ impl Parzen {
                 break;
             }
         }
-        let sigma = self.widths[k];
         let numbers = self.centres[k]
             .iter()
-            .map(|&mu| {
+            .zip(&self.widths[k])
+            .map(|(&mu, &sigma)| {
                 (0..MAX_REJECTIONS)
                     .map(|_| mu + sigma * crate::space::standard_normal(rng))
                     .find(|x| (0.0..=1.0).contains(x))
@@ -201,8 +185,8 @@ impl Parzen {
             let numbers: f64 = x
                 .numbers
                 .iter()
-                .zip(&self.centres[k])
-                .map(|(&xi, &mu)| truncated_log_pdf(xi, mu, self.widths[k]))
+                .zip(self.centres[k].iter().zip(&self.widths[k]))
+                .map(|(&xi, (&mu, &sigma))| truncated_log_pdf(xi, mu, sigma))
                 .sum();
             let choices: f64 = x.choices.iter().zip(&self.log_choice[k]).map(|(&c, log_p)| log_p[c]).sum();
             self.log_weights[k] + numbers + choices
@@ -247,7 +231,7 @@ mod tests {
                 Point { numbers: vec![t, t], choices: vec![k % 2] }
             })
             .collect();
-        let parzen = Parzen::new(&good, 2, &[3], Bandwidth::Scott);
+        let parzen = Parzen::new(&good, 2, &[3]);
         let mut rng = worker_rng(3, 0);
         let draws: Vec<Point> = (0..2000).map(|_| parzen.sample(&mut rng)).collect();
         assert!(draws.iter().all(|p| p.numbers.iter().all(|x| (0.0..=1.0).contains(x)) && p.choices[0] < 3));
@@ -264,20 +248,23 @@ mod tests {
 
     #[test]
     fn neighbour_widths_are_the_larger_gap_and_the_outermost_take_their_inner_one() {
-        // With the prior's centre: 0.1, 0.2, (0.5), 0.6, 0.9 between the bounds 0 and 1.
+        // 0.1, 0.2, 0.6, 0.9 between the bounds 0 and 1 on the second axis; the first axis is
+        // the same points mirrored, so its widths are the same.
         let points: Vec<Point> =
-            [0.6, 0.1, 0.2, 0.9].iter().map(|&x| Point { numbers: vec![x], choices: vec![] }).collect();
-        let w = neighbour_widths(&points);
-        let expected = [0.3, 0.1, 0.3, 0.3];
-        assert!(w.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-12), "{w:?}");
-        // A lone point and the prior's centre: each the outermost, its gap to the other.
-        let one = neighbour_widths(&points[2..3]);
-        assert!((one[0] - 0.3).abs() < 1e-12, "{one:?}");
+            [0.6, 0.1, 0.2, 0.9].iter().map(|&x| Point { numbers: vec![1.0 - x, x], choices: vec![] }).collect();
+        let expected = [0.4, 0.1, 0.4, 0.3];
+        for axis in [0, 1] {
+            let w = neighbour_widths(&points, axis);
+            assert!(w.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-12), "axis {axis}: {w:?}");
+        }
+        // A lone point: the larger gap to the bounds.
+        let one = neighbour_widths(&points[2..3], 1);
+        assert!((one[0] - 0.8).abs() < 1e-12, "{one:?}");
     }
 
     #[test]
     fn with_no_observations_the_prior_alone_is_nearly_uniform() {
-        let parzen = Parzen::new(&[], 1, &[], Bandwidth::Neighbours);
+        let parzen = Parzen::new(&[], 1, &[]);
         let mut rng = worker_rng(5, 1);
         let mean = (0..4000).map(|_| parzen.sample(&mut rng).numbers[0]).sum::<f64>();
         assert!((mean / 4000.0 - 0.5).abs() < 0.05);

@@ -3,16 +3,17 @@
 //! the rest, each group becomes a density, and the child is the best of `candidates` draws from the
 //! good density by the ratio of the good to the bad density.
 //!
-//! Three models. The default, *univariate*, is Optuna 5's default `TPESampler` with its
-//! `constant_liar`: the good group is the best `min(ceil(gamma n), 25)` of `n`, and for each
-//! parameter on its own each group becomes a mixture with one kernel per evaluation (as wide as its
-//! larger gap to its neighbours) and a prior kernel over the whole range ([`super::parzen`]), older
-//! evaluations weighed less; the evaluations the island's other workers are running count among the
-//! bad ones at the worst loss, so that workers breeding at once do not all draw next to the same
-//! good point. *Multivariate* (`TPESampler(multivariate=True)`) gives each evaluation one kernel
-//! over all parameters at once, keeping what parameters do together. *Independent* (the model
-//! before 2026-11-26, which checkpoints written then keep) models each parameter with the `tpe`
-//! crate's estimators and a good share of `gamma`.
+//! Three models. The default, *multivariate*, is Optuna 5's default `TPESampler` for one objective
+//! (`multivariate` and `constant_liar` on): the good group is the best `min(ceil(gamma n), 25)` of
+//! `n`, and each group becomes a mixture with one kernel per evaluation over all parameters at once
+//! (on each parameter as wide as the evaluation's larger gap to its neighbours there) and a prior
+//! kernel over the whole space ([`super::parzen`]), older evaluations weighed less; the child is the
+//! best of `candidates` whole points drawn from the good mixture; the evaluations the island's other
+//! workers are running count among the bad ones at the worst loss, so that workers breeding at once
+//! do not all draw next to the same good point. *Univariate* (`multivariate=False`, Optuna's
+//! default before 5.0, ours from 2026-11-26 to 2026-11-27) models and draws each parameter on its
+//! own. *Independent* (the model before 2026-11-26, which checkpoints written then keep) models each
+//! parameter with the `tpe` crate's estimators and a good share of `gamma`.
 //!
 //! It keeps no state: everything comes from the pool, so a resumed run breeds from what its
 //! checkpoint holds, and several workers breeding from one island at once draw different
@@ -23,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use tpe::{TpeOptimizer, TpeOptimizerBuilder};
 
 use super::normalized::{ParamAxis, check_same_space, param_axes};
-use super::parzen::{Bandwidth, Parzen, Point};
+use super::parzen::{Parzen, Point};
 use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
@@ -55,12 +56,13 @@ pub enum TpeModel {
     /// Each parameter on its own with the `tpe` crate's estimators: the model before 2026-11-26.
     #[default]
     Independent,
-    /// Optuna 5's default `TPESampler(constant_liar=True)`: each parameter on its own, a kernel
-    /// per evaluation as wide as its larger gap to its neighbours, a prior kernel, older
+    /// Optuna's `TPESampler(multivariate=False, constant_liar=True)`: each parameter on its own, a
+    /// kernel per evaluation as wide as its larger gap to its neighbours, a prior kernel, older
     /// evaluations weighed less, the island's running evaluations counted as bad ones.
     Univariate,
-    /// Optuna 5's `TPESampler(multivariate=True, constant_liar=True)`: one kernel per evaluation
-    /// over all parameters at once (Scott's rule for its width), the rest as `Univariate`.
+    /// Optuna 5's default `TPESampler()` for one objective (`multivariate=True`,
+    /// `constant_liar=True`): one kernel per evaluation over all parameters at once, on each as wide
+    /// as `Univariate`'s, the candidates drawn as whole points, the rest as `Univariate`.
     Multivariate,
 }
 
@@ -70,10 +72,10 @@ impl TpeModel {
 }
 
 impl Default for TpeConfig {
-    /// Optuna 5's TPE: the univariate model, the good 10 % (at most 25), 24 candidates, 10
+    /// Optuna 5's TPE: the multivariate model, the good 10 % (at most 25), 24 candidates, 10
     /// random individuals first.
     fn default() -> Self {
-        TpeConfig { gamma: 0.1, candidates: 24, startup: 10, model: TpeModel::Univariate }
+        TpeConfig { gamma: 0.1, candidates: 24, startup: 10, model: TpeModel::Multivariate }
     }
 }
 
@@ -172,7 +174,7 @@ impl Tpe {
             .collect();
         if self.config.model == TpeModel::Multivariate {
             let numbers = self.axes.len() - choices.len();
-            let density = |group: &[Point]| Parzen::new(group, numbers, &choices, Bandwidth::Scott);
+            let density = |group: &[Point]| Parzen::new(group, numbers, &choices);
             return self.values_at(&self.best_candidate(&density(&good), &density(&bad), rng));
         }
         // Univariate: each parameter its own densities and its own best candidate.
@@ -194,7 +196,7 @@ impl Tpe {
             };
             let density = |group: &[Point]| {
                 let points: Vec<Point> = group.iter().map(project).collect();
-                Parzen::new(&points, numbers, &choices, Bandwidth::Neighbours)
+                Parzen::new(&points, numbers, &choices)
             };
             let best = self.best_candidate(&density(&good), &density(&bad), rng);
             match categorical {
@@ -351,7 +353,7 @@ mod tests {
     }
 
     /// The old independent model breeds where the good points are too (the test above runs the
-    /// default, univariate one).
+    /// default, multivariate one).
     #[test]
     fn the_independent_model_breeds_where_the_good_points_are_too() {
         let s = space();
@@ -398,7 +400,7 @@ mod tests {
         let old: TpeConfig = serde_json::from_str(r#"{"gamma":0.25,"candidates":24,"startup":6}"#).unwrap();
         assert_eq!(old, TpeConfig::independent());
         let now = serde_json::to_string(&TpeConfig::default()).unwrap();
-        assert!(now.contains(r#""model":"univariate""#), "{now}");
+        assert!(now.contains(r#""model":"multivariate""#), "{now}");
         assert_eq!(serde_json::from_str::<TpeConfig>(&now).unwrap(), TpeConfig::default());
     }
 
