@@ -200,8 +200,9 @@ fn every_propagator_runs_under_mpirun_and_finds_spheres_minimum() {
     // 0-2; its bar is therefore "well below random search" (whose median best of 1,024 samples
     // is about 0.023), until its timing dependence is understood.
     // TPE samples from densities of the good and the bad points; it does not refine a minimum as
-    // the others do: its bar is "far better than random search" (Optuna's univariate model, the
-    // default from 2026-11-26: measured 5.4e-7 to 6.9e-4, seeds 0-2, in a release build).
+    // the others do: its bar is "far better than random search" (Optuna 5's multivariate model,
+    // the default since 2026-11-27: measured 2.1e-5 to 4.5e-5, seeds 0-2, in a release build; the
+    // univariate one before it 5.4e-7 to 6.9e-4).
     // GP fits a Gaussian process on every breeding, which costs far more per child than the others
     // (and more still in a debug build): it gets 16 generations, 128 evaluations, and still beats
     // random search's 1,024 (random search's median best of 128 is about 0.18; GP measured 6e-5

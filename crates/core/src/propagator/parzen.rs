@@ -1,14 +1,15 @@
-//! The multivariate Parzen estimator of Optuna's TPE sampler (`multivariate=True`; Falkner et al.'s
-//! BOHB and Optuna's `_ParzenEstimator`, read for its rules, not its code): a mixture with one
-//! kernel per observation over *all* parameters at once, plus a prior kernel spread over the whole
-//! space, so that the good and the bad densities keep the dependencies between parameters that
-//! independent per-parameter densities lose.
+//! The Parzen estimator of Optuna's TPE sampler (Falkner et al.'s BOHB and Optuna 5's
+//! `_ParzenEstimator`, read for its rules, not its code): a mixture with one kernel per observation
+//! over all the parameters it is given at once, plus a prior kernel spread over the whole space.
+//! The multivariate model gives it every parameter, so that the good and the bad densities keep
+//! the dependencies between parameters that independent per-parameter densities lose; the
+//! univariate model one parameter at a time.
 //!
 //! Numeric parameters live on their unit interval (as [`super::normalized`] maps them: log floats
 //! in `ln`, ints in equal bins, so a kernel over `[0, 1]` is Optuna's kernel over `[lo - 0.5, hi +
 //! 0.5]` for an int). Each observation's kernel is a normal truncated to `[0, 1]` at the
 //! observation, on each parameter as wide as the observation's larger gap to its neighbours on that
-//! parameter (Optuna 5's estimator, multivariate or not; its multivariate one before 4.x took
+//! parameter (Optuna 5's estimator, multivariate or not; older Optuna versions' multivariate one took
 //! Scott's rule, one width for all), clipped to `[1/min(100, 1 + kernels), 1]` (Optuna's "magic
 //! clip"); the prior kernel sits at 0.5 with width 1. A categorical kernel puts `prior / kernels` on every choice and one
 //! more on the observed one, normalized; the prior kernel is uniform. The mixture weighs the
@@ -248,18 +249,66 @@ mod tests {
 
     #[test]
     fn neighbour_widths_are_the_larger_gap_and_the_outermost_take_their_inner_one() {
-        // 0.1, 0.2, 0.6, 0.9 between the bounds 0 and 1 on the second axis; the first axis is
-        // the same points mirrored, so its widths are the same.
-        let points: Vec<Point> =
-            [0.6, 0.1, 0.2, 0.9].iter().map(|&x| Point { numbers: vec![1.0 - x, x], choices: vec![] }).collect();
-        let expected = [0.4, 0.1, 0.4, 0.3];
-        for axis in [0, 1] {
-            let w = neighbour_widths(&points, axis);
-            assert!(w.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-12), "axis {axis}: {w:?}");
-        }
+        // Second axis: 0.1, 0.2, 0.6, 0.9 between the bounds 0 and 1. First axis: 0.5, 0.45,
+        // 0.05, 1.0 (a point on the bound), laid out otherwise.
+        let points: Vec<Point> = [(0.5, 0.6), (0.45, 0.1), (0.05, 0.2), (1.0, 0.9)]
+            .iter()
+            .map(|&(x, y)| Point { numbers: vec![x, y], choices: vec![] })
+            .collect();
+        let close = |w: &[f64], expected: [f64; 4]| w.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-12);
+        let w = neighbour_widths(&points, 1);
+        assert!(close(&w, [0.4, 0.1, 0.4, 0.3]), "{w:?}");
+        let w = neighbour_widths(&points, 0);
+        assert!(close(&w, [0.5, 0.4, 0.4, 0.5]), "{w:?}");
         // A lone point: the larger gap to the bounds.
         let one = neighbour_widths(&points[2..3], 1);
         assert!((one[0] - 0.8).abs() < 1e-12, "{one:?}");
+    }
+
+    /// Five observations in 2-D: the mixture's log density at three points is what Optuna 5.0.0's
+    /// `_ParzenEstimator(...).log_pdf` gives on the same observations of two floats in [0, 1]
+    /// (prior weight 1, magic clip, no endpoints, its default weights; computed with it on
+    /// 2026-11-27), and each axis keeps its own widths.
+    #[test]
+    fn the_density_is_optuna_5s() {
+        let observed = [[0.1, 0.7], [0.35, 0.2], [0.8, 0.85], [0.5, 0.5], [0.12, 0.9]];
+        let points: Vec<Point> = observed.iter().map(|o| Point { numbers: o.to_vec(), choices: vec![] }).collect();
+        let parzen = Parzen::new(&points, 2, &[]);
+        for (x, optuna) in [([0.2, 0.3], -0.09720668), ([0.9, 0.1], -1.406184), ([0.5, 0.55], -0.12895276)] {
+            let ours = parzen.log_pdf(&Point { numbers: x.to_vec(), choices: vec![] });
+            assert!((ours - optuna).abs() < 1e-6, "at {x:?}: ours {ours}, Optuna's {optuna}");
+        }
+        // The first observation: its larger gap on x is to 0.12 (clipped up to 1/7), on y to 0.5.
+        assert!((parzen.widths[0][0] - 1.0 / 7.0).abs() < 1e-12 && (parzen.widths[0][1] - 0.2).abs() < 1e-12);
+    }
+
+    /// Draws follow the density: on the five observations above, whose kernels are of other
+    /// widths on x than on y, the share of draws in a box is the density's mass there.
+    #[test]
+    fn draws_follow_the_density_axis_by_axis() {
+        let observed = [[0.1, 0.7], [0.35, 0.2], [0.8, 0.85], [0.5, 0.5], [0.12, 0.9]];
+        let points: Vec<Point> = observed.iter().map(|o| Point { numbers: o.to_vec(), choices: vec![] }).collect();
+        let parzen = Parzen::new(&points, 2, &[]);
+        // The upper 0.3 in y: 0.458 of the mass; 0.383 if the draws took x's widths on y and y's on
+        // x (what Optuna's mixture gives either way, computed with SciPy's truncated normals).
+        let (xs, ys) = ((0.0, 1.0), (0.7, 1.0));
+        let steps = 200;
+        let cell = (xs.1 - xs.0) * (ys.1 - ys.0) / (steps * steps) as f64;
+        let mass: f64 = (0..steps * steps)
+            .map(|c| {
+                let x = xs.0 + (xs.1 - xs.0) * ((c % steps) as f64 + 0.5) / steps as f64;
+                let y = ys.0 + (ys.1 - ys.0) * ((c / steps) as f64 + 0.5) / steps as f64;
+                parzen.log_pdf(&Point { numbers: vec![x, y], choices: vec![] }).exp() * cell
+            })
+            .sum();
+        let mut rng = worker_rng(6, 2);
+        let n = 20_000;
+        let inside = (0..n)
+            .map(|_| parzen.sample(&mut rng))
+            .filter(|p| (xs.0..xs.1).contains(&p.numbers[0]) && (ys.0..ys.1).contains(&p.numbers[1]))
+            .count();
+        let share = inside as f64 / n as f64;
+        assert!((share - mass).abs() < 0.012, "{share:.4} of the draws in the box, mass {mass:.4}");
     }
 
     #[test]

@@ -327,33 +327,37 @@ mod tests {
         lr + 0.1 * v[1].as_f64() + tanh
     }
 
+    /// Both of Optuna's models, the default multivariate one and the univariate one, on a space
+    /// of a log float, an int and a categorical.
     #[test]
     fn samples_uniformly_until_the_start_is_evaluated_then_breeds_where_the_good_points_are() {
         let s = space();
-        let tpe = Tpe::new(&s, TpeConfig::default()).unwrap();
-        let mut rng = worker_rng(7, 0);
-        // Too few evaluated (failed ones do not count): random children, all in the space.
-        let mut pool = evaluated(&s, &mut rng, 9, loss);
-        pool.push(Individual::new(s.sample(&mut rng))); // loss +inf: a failure
-        for _ in 0..50 {
-            let child = tpe.propagate(&pool, &s, &mut rng).unwrap().remove(0);
-            assert!(s.contains(&child.values));
+        for model in [TpeModel::Multivariate, TpeModel::Univariate] {
+            let tpe = Tpe::new(&s, TpeConfig { model, ..TpeConfig::default() }).unwrap();
+            let mut rng = worker_rng(7, 0);
+            // Too few evaluated (failed ones do not count): random children, all in the space.
+            let mut pool = evaluated(&s, &mut rng, 9, loss);
+            pool.push(Individual::new(s.sample(&mut rng))); // loss +inf: a failure
+            for _ in 0..50 {
+                let child = tpe.propagate(&pool, &s, &mut rng).unwrap().remove(0);
+                assert!(s.contains(&child.values));
+            }
+            // With 60 evaluated, children concentrate where the loss is low: compare with random.
+            let pool = evaluated(&s, &mut rng, 60, loss);
+            let mean = |children: &[Vec<Value>]| children.iter().map(|v| loss(v)).sum::<f64>() / children.len() as f64;
+            let bred: Vec<Vec<Value>> =
+                (0..200).map(|_| tpe.propagate(&pool, &s, &mut rng).unwrap().remove(0).values).collect();
+            let random: Vec<Vec<Value>> = (0..200).map(|_| s.sample(&mut rng)).collect();
+            assert!(bred.iter().all(|v| s.contains(v)));
+            // Random children average about 3 + 0.6 + 0.67 = 4.3; the good 10 % sit near 2.5.
+            let (bred_mean, random_mean) = (mean(&bred), mean(&random));
+            assert!(bred_mean < random_mean - 0.8, "{model:?}: bred {bred_mean:.3} random {random_mean:.3}");
+            let tanh = bred.iter().filter(|v| v[2] == Value::Cat(2)).count();
+            assert!(tanh > 120, "{model:?}: tanh in {tanh} of 200 children");
         }
-        // With 60 evaluated, children concentrate where the loss is low: compare with random.
-        let pool = evaluated(&s, &mut rng, 60, loss);
-        let mean = |children: &[Vec<Value>]| children.iter().map(|v| loss(v)).sum::<f64>() / children.len() as f64;
-        let bred: Vec<Vec<Value>> =
-            (0..200).map(|_| tpe.propagate(&pool, &s, &mut rng).unwrap().remove(0).values).collect();
-        let random: Vec<Vec<Value>> = (0..200).map(|_| s.sample(&mut rng)).collect();
-        assert!(bred.iter().all(|v| s.contains(v)));
-        // Random children average about 3 + 0.6 + 0.67 = 4.3; the good 10 % sit near 2.5.
-        assert!(mean(&bred) < mean(&random) - 0.8, "bred {:.3} random {:.3}", mean(&bred), mean(&random));
-        let tanh = bred.iter().filter(|v| v[2] == Value::Cat(2)).count();
-        assert!(tanh > 120, "tanh in {tanh} of 200 children");
     }
 
-    /// The old independent model breeds where the good points are too (the test above runs the
-    /// default, multivariate one).
+    /// The old independent model breeds where the good points are too.
     #[test]
     fn the_independent_model_breeds_where_the_good_points_are_too() {
         let s = space();
