@@ -265,15 +265,21 @@ mod tests {
         assert!((one[0] - 0.8).abs() < 1e-12, "{one:?}");
     }
 
+    /// The mixture of five observations of two floats whose kernels are of other widths on x than
+    /// on y.
+    fn five_in_2d() -> Parzen {
+        let observed = [[0.1, 0.7], [0.35, 0.2], [0.8, 0.85], [0.5, 0.5], [0.12, 0.9]];
+        let points: Vec<Point> = observed.iter().map(|o| Point { numbers: o.to_vec(), choices: vec![] }).collect();
+        Parzen::new(&points, 2, &[])
+    }
+
     /// Five observations in 2-D: the mixture's log density at three points is what Optuna 5.0.0's
     /// `_ParzenEstimator(...).log_pdf` gives on the same observations of two floats in [0, 1]
     /// (prior weight 1, magic clip, no endpoints, its default weights; computed with it on
     /// 2026-11-27), and each axis keeps its own widths.
     #[test]
     fn the_density_is_optuna_5s() {
-        let observed = [[0.1, 0.7], [0.35, 0.2], [0.8, 0.85], [0.5, 0.5], [0.12, 0.9]];
-        let points: Vec<Point> = observed.iter().map(|o| Point { numbers: o.to_vec(), choices: vec![] }).collect();
-        let parzen = Parzen::new(&points, 2, &[]);
+        let parzen = five_in_2d();
         for (x, optuna) in [([0.2, 0.3], -0.09720668), ([0.9, 0.1], -1.406184), ([0.5, 0.55], -0.12895276)] {
             let ours = parzen.log_pdf(&Point { numbers: x.to_vec(), choices: vec![] });
             assert!((ours - optuna).abs() < 1e-6, "at {x:?}: ours {ours}, Optuna's {optuna}");
@@ -286,9 +292,7 @@ mod tests {
     /// widths on x than on y, the share of draws in a box is the density's mass there.
     #[test]
     fn draws_follow_the_density_axis_by_axis() {
-        let observed = [[0.1, 0.7], [0.35, 0.2], [0.8, 0.85], [0.5, 0.5], [0.12, 0.9]];
-        let points: Vec<Point> = observed.iter().map(|o| Point { numbers: o.to_vec(), choices: vec![] }).collect();
-        let parzen = Parzen::new(&points, 2, &[]);
+        let parzen = five_in_2d();
         // The upper 0.3 in y: 0.458 of the mass; 0.383 if the draws took x's widths on y and y's on
         // x (what Optuna's mixture gives either way, computed with SciPy's truncated normals).
         let (xs, ys) = ((0.0, 1.0), (0.7, 1.0));
