@@ -219,6 +219,15 @@ const FLAGS: &[SettingFlag] = &[
                keeps) [default: power]",
     },
     SettingFlag {
+        long: "gp-incumbent",
+        owners: GP,
+        field: "incumbent_mean",
+        kind: Kind::Words(&[("mean", true), ("observed", false)]),
+        help: "GP, matern52 model: the loss expected improvement is measured from: observed (the lowest \
+               loss evaluated) or mean (the lowest the fitted process predicts at an evaluated point, \
+               which differ where the fit calls part of the losses noise) [default: observed]",
+    },
+    SettingFlag {
         long: "gp-cmaes-after",
         owners: GP,
         field: "cmaes_after",
