@@ -165,6 +165,15 @@ impl MaternGp {
         (mean, (self.hyper.scale - v.dot(&v)).max(0.0))
     }
 
+    /// The predictive means at the process's own points, at once: with K the covariance (noise
+    /// on its diagonal) and alpha = K^-1 y, they are (K - noise I) alpha = L (L^T alpha) - noise
+    /// alpha, without a variance per point.
+    pub(crate) fn means_at_points(&self) -> Vec<f64> {
+        let l = self.cholesky.l();
+        let k_alpha = &l * (l.transpose() * &self.alpha);
+        k_alpha.iter().zip(self.alpha.iter()).map(|(ka, a)| ka - self.hyper.noise * a).collect()
+    }
+
     /// The prediction at `x` with its gradient by each coordinate (zero for categorical ones).
     pub(crate) fn belief(&self, x: &[f64]) -> Belief {
         let (k, dk) = self.cross(x);
@@ -309,6 +318,10 @@ mod tests {
         for (x, y) in xs.iter().zip(&ys).take(6) {
             let (mean, var) = gp.predict(x);
             assert!((mean - y).abs() < 0.05 && var < 0.05, "{mean} {var} for {y}");
+        }
+        // The means at the points at once are the predictions there.
+        for (x, at_once) in xs.iter().zip(gp.means_at_points()) {
+            assert!((gp.predict(x).0 - at_once).abs() < 1e-9, "{} {at_once}", gp.predict(x).0);
         }
         // Unsure far from the data along coordinate 0's direction than at a data point.
         let (_, far) = gp.predict(&[0.1, 0.5]);

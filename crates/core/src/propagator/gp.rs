@@ -427,7 +427,7 @@ impl Gp {
         let best = outputs.iter().copied().fold(f64::INFINITY, f64::min);
         // What improvement is measured from (the fantasies below are capped at the observed best).
         let incumbent = if self.config.incumbent_mean {
-            inputs.iter().map(|x| fitted.predict(x).0).fold(f64::INFINITY, f64::min)
+            fitted.means_at_points().into_iter().fold(f64::INFINITY, f64::min)
         } else {
             best
         };
