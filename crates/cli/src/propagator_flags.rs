@@ -254,6 +254,16 @@ const FLAGS: &[SettingFlag] = &[
                [default: 0]",
     },
     SettingFlag {
+        long: "gp-trust-region",
+        owners: GP,
+        field: "trust_region",
+        kind: Kind::Float,
+        help: "GP, matern52 model: probability that a child is looked for only inside a trust region \
+               around the island's best point (TuRBO's box: it doubles after 3 improvements in a row, \
+               halves after as many evaluations without one as the space has coordinates, at least 4) \
+               instead of in the whole space [default: 0]",
+    },
+    SettingFlag {
         long: "gp-kernel",
         owners: GP,
         field: "per_axis",

@@ -99,11 +99,27 @@ impl Acquisition for LogEi<'_> {
     }
 }
 
+/// The box the continuous coordinates' local searches stay in: the unit cube, or a trust region
+/// (crate::propagator's GP). Discrete coordinates always search their whole range.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Bounds {
+    pub lower: Vec<f64>,
+    pub upper: Vec<f64>,
+}
+
+impl Bounds {
+    pub(crate) fn unit(dims: usize) -> Self {
+        Bounds { lower: vec![0.0; dims], upper: vec![1.0; dims] }
+    }
+}
+
 /// The candidate with the highest acquisition after local searches from the best of `candidates`,
-/// the `warm` starts and others drawn by score; `starts` local searches in all.
+/// the `warm` starts and others drawn by score; `starts` local searches in all, their continuous
+/// coordinates within `bounds` (the candidates and warm starts are the caller's to place there).
 pub(crate) fn maximize(
     acquisition: &impl Acquisition,
     kinds: &[CoordinateKind],
+    bounds: &Bounds,
     candidates: &[Vec<f64>],
     warm: &[Vec<f64>],
     starts: usize,
@@ -125,7 +141,7 @@ pub(crate) fn maximize(
     chosen.extend(race.into_iter().take(room).map(|(_, k)| candidates[k].clone()));
     let mut best = (scores[top], candidates[top].clone());
     for start in chosen {
-        let (value, x) = local_search(acquisition, kinds, start);
+        let (value, x) = local_search(acquisition, kinds, bounds, start);
         if value > best.0 {
             best = (value, x);
         }
@@ -134,7 +150,12 @@ pub(crate) fn maximize(
 }
 
 /// Climb from `x`: alternate L-BFGS on the continuous coordinates with each discrete one's search.
-fn local_search(acquisition: &impl Acquisition, kinds: &[CoordinateKind], mut x: Vec<f64>) -> (f64, Vec<f64>) {
+fn local_search(
+    acquisition: &impl Acquisition,
+    kinds: &[CoordinateKind],
+    bounds: &Bounds,
+    mut x: Vec<f64>,
+) -> (f64, Vec<f64>) {
     let continuous: Vec<usize> = (0..kinds.len()).filter(|&j| kinds[j] == CoordinateKind::Continuous).collect();
     let mut value = acquisition.value(&x);
     for _ in 0..ROUNDS {
@@ -151,8 +172,8 @@ fn local_search(acquisition: &impl Acquisition, kinds: &[CoordinateKind], mut x:
                     (-v, continuous.iter().map(|&j| -g[j]).collect())
                 },
                 &start,
-                &vec![0.0; continuous.len()],
-                &vec![1.0; continuous.len()],
+                &continuous.iter().map(|&j| bounds.lower[j]).collect::<Vec<f64>>(),
+                &continuous.iter().map(|&j| bounds.upper[j]).collect::<Vec<f64>>(),
                 CLIMB,
             );
             if -found.value > value {
@@ -244,18 +265,23 @@ mod tests {
         let kinds = [CoordinateKind::Continuous, CoordinateKind::Choices(3)];
         // From near the bottom, one local search gets there; from afar it may stop at a local
         // maximum (the variance between data points makes several), but it climbs.
-        let (_, x) = local_search(&acquisition, &kinds, vec![0.55, 0.0]);
+        let (_, x) = local_search(&acquisition, &kinds, &Bounds::unit(2), vec![0.55, 0.0]);
         assert!((x[0] - 0.7).abs() < 0.05 && x[1] == 2.0, "{x:?}");
-        let (value, x) = local_search(&acquisition, &kinds, vec![0.1, 0.0]);
+        let (value, x) = local_search(&acquisition, &kinds, &Bounds::unit(2), vec![0.1, 0.0]);
         assert!(value > acquisition.value(&[0.1, 0.0]) && (0.0..=1.0).contains(&x[0]), "{x:?}");
         // The whole maximization, from scattered candidates, gets there too, in the box, and
         // beats every candidate.
         let mut rng = worker_rng(1, 0);
         let candidates: Vec<Vec<f64>> = (0..200).map(|_| vec![rng.random(), rng.random_range(0..3) as f64]).collect();
-        let x = maximize(&acquisition, &kinds, &candidates, &[], 5, &mut rng);
+        let x = maximize(&acquisition, &kinds, &Bounds::unit(kinds.len()), &candidates, &[], 5, &mut rng);
         assert!((0.0..=1.0).contains(&x[0]) && (x[0] - 0.7).abs() < 0.1 && x[1] == 2.0, "{x:?}");
         let found = acquisition.value(&x);
         assert!(candidates.iter().all(|c| acquisition.value(c) <= found));
+        // Held in a box that stops short of the bottom, the search ends at the box's edge.
+        let boxed = Bounds { lower: vec![0.2, 0.0], upper: vec![0.5, 1.0] };
+        let inside: Vec<Vec<f64>> = candidates.iter().map(|c| vec![0.2 + 0.3 * c[0], c[1]]).collect();
+        let x = maximize(&acquisition, &kinds, &boxed, &inside, &[], 5, &mut rng);
+        assert!((x[0] - 0.5).abs() < 1e-6 && x[1] == 2.0, "{x:?}");
     }
 
     #[test]
@@ -265,7 +291,7 @@ mod tests {
         for n in [5, 1000] {
             // Coordinate 0 as a grid of n bins, coordinate 1 continuous.
             let kinds = [CoordinateKind::Grid(n), CoordinateKind::Continuous];
-            let (_, x) = local_search(&acquisition, &kinds, vec![grid_point(0, n), 0.5]);
+            let (_, x) = local_search(&acquisition, &kinds, &Bounds::unit(2), vec![grid_point(0, n), 0.5]);
             let bin = x[0] * n as f64 - 0.5;
             assert!((bin - bin.round()).abs() < 1e-9, "{n}: {x:?}");
             assert!((x[0] - 0.7).abs() < 0.15, "{n}: {x:?}");

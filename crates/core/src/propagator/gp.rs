@@ -37,8 +37,9 @@ use serde::{Deserialize, Serialize};
 
 use super::gp_coordinates::ModelCoordinates;
 use super::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_unit};
+use super::trust_region;
 use super::{Arity, Breeder, Cmaes, CmaesConfig, Pool, Propagator, Tpe, TpeConfig, cmaes};
-use crate::bayes::acquisition::{LogEi, maximize};
+use crate::bayes::acquisition::{Bounds, LogEi, maximize};
 use crate::bayes::matern::MaternGp;
 use crate::bayes::warp::warped;
 use crate::error::{Error, Result};
@@ -126,6 +127,12 @@ pub struct GpConfig {
     /// it existed: 0.
     #[serde(default)]
     pub quadratic_share: f64,
+    /// Probability that a child of the process is looked for only inside a trust region around
+    /// the island's best point (super::trust_region: TuRBO's box, which widens while the search
+    /// improves and narrows while it does not) instead of in the whole space. Absent from a
+    /// configuration saved before it existed: 0, the whole space.
+    #[serde(default)]
+    pub trust_region: f64,
 }
 
 fn default_starts() -> usize {
@@ -149,6 +156,7 @@ impl Default for GpConfig {
             cmaes_after: 0,
             cmaes_model_share: cmaes::MODEL_SHARE,
             quadratic_share: QUADRATIC_SHARE,
+            trust_region: 0.0,
         }
     }
 }
@@ -229,6 +237,7 @@ impl Gp {
             ),
         };
         super::check_probability("the GP propagator's quadratic share", config.quadratic_share)?;
+        super::check_probability("the GP propagator's trust-region share", config.trust_region)?;
         let quadratic =
             (config.quadratic_share > 0.0).then(|| Cmaes::new(space, CmaesConfig::default()).ok()).flatten();
         Ok(Gp { space: space.clone(), axes, model, config, tpe, cmaes, quadratic })
@@ -445,12 +454,39 @@ impl Gp {
             MaternGp::with_hyper(self.model.coordinates(), fitted.hyper().clone(), inputs, outputs)?
         };
         let best = incumbent - self.config.xi;
-        let coded: Vec<Vec<f64>> = candidates.iter().map(|c| self.model.encode(c)).collect();
+        let mut coded: Vec<Vec<f64>> = candidates.iter().map(|c| self.model.encode(c)).collect();
         // The island's best point starts a local search too (told is sorted best first).
         let warm = [gp.points()[0].clone()];
+        let kinds = self.model.kinds();
+        let share = self.config.trust_region;
+        let bounds = if share > 0.0 && (share >= 1.0 || rng.random::<f64>() < share) {
+            let mut latest: Vec<f64> = pool.iter_latest_bred().map(|i| i.loss).collect();
+            latest.reverse();
+            let side = trust_region::side(latest, self.config.startup, kinds.len());
+            let bounds = trust_region::bounds(&warm[0], side, &gp.hyper().inverse_squared_lengths, kinds);
+            in_region(&mut coded, &bounds);
+            bounds
+        } else {
+            Bounds::unit(kinds.len())
+        };
         let acquisition = LogEi { gp: &gp, best };
-        let x = maximize(&acquisition, self.model.kinds(), &coded, &warm, self.config.starts, rng);
+        let x = maximize(&acquisition, kinds, &bounds, &coded, &warm, self.config.starts, rng);
         Some(self.model.decode(&x))
+    }
+}
+
+/// The candidates moved into `bounds`: the uniform ones (even indices) spread over the box as they
+/// were over the cube, the local ones (odd, drawn near the best points, the box's centre among
+/// them) stopped at its edges.
+fn in_region(coded: &mut [Vec<f64>], bounds: &Bounds) {
+    for (k, x) in coded.iter_mut().enumerate() {
+        for (j, v) in x.iter_mut().enumerate() {
+            let (lo, hi) = (bounds.lower[j], bounds.upper[j]);
+            if (lo, hi) == (0.0, 1.0) {
+                continue;
+            }
+            *v = if k % 2 == 0 { lo + *v * (hi - lo) } else { v.clamp(lo, hi) };
+        }
     }
 }
 
@@ -664,6 +700,7 @@ mod tests {
             cmaes_after: 0,
             cmaes_model_share: 0.0,
             quadratic_share: 0.0,
+            trust_region: 0.0,
         };
         assert_eq!(config, legacy);
         let now = serde_json::to_string(&GpConfig::default()).unwrap();
@@ -859,5 +896,36 @@ mod tests {
         assert_eq!(breed(&half, g_tpe), breed(&tpe, g_tpe));
         assert_eq!(breed(&half, g_gp), breed(&gp, g_gp));
         assert_ne!(breed(&tpe, 0), breed(&gp, 0), "the two models breed different children here");
+    }
+
+    #[test]
+    fn a_trust_region_keeps_the_children_in_its_box_around_the_best_point() {
+        // One coordinate: its edge is the whole side. Six starts with the best at 0.3, then ten
+        // evaluations without a gain: the side halved twice, 0.2, so the box is [0.2, 0.4].
+        let s = SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
+        let xs = [0.0, 0.3, 0.5, 0.6, 0.45, 0.15, 0.05, 0.55, 0.35, 0.25, 0.5, 0.4, 0.1, 0.2, 0.58, 0.02];
+        let pool: Vec<Individual> = xs
+            .iter()
+            .enumerate()
+            .map(|(g, &x)| {
+                // A rugged bowl whose lowest point evaluated is 0.3 (the first ones are the start).
+                let l = if x == 0.3 { 0.0 } else { 0.5 + (x - 0.3f64).abs() + 0.2 * (40.0 * x).sin() };
+                let mut i = with_loss(vec![Value::Float(x)], l);
+                i.id.generation = g as u64;
+                i
+            })
+            .collect();
+        let children = |share: f64| -> Vec<f64> {
+            let gp = Gp::new(&s, GpConfig { trust_region: share, ..GpConfig::default() }).unwrap();
+            (0..12).map(|k| gp.propagate(&pool, &s, &mut worker_rng(k, 0)).unwrap()[0].values[0].as_f64()).collect()
+        };
+        let inside = |x: &f64| (0.2 - 1e-9..=0.4 + 1e-9).contains(x);
+        let boxed = children(1.0);
+        assert!(boxed.iter().all(inside), "{boxed:?}");
+        // The whole space's search goes to the unexplored top of the interval at least once.
+        let free = children(0.0);
+        assert!(!free.iter().all(inside), "{free:?}");
+        let e = Gp::new(&s, GpConfig { trust_region: 1.5, ..GpConfig::default() }).unwrap_err().to_string();
+        assert!(e.contains("trust-region"), "{e}");
     }
 }

@@ -23,6 +23,7 @@ mod quadratic;
 mod selection;
 mod spec;
 mod tpe;
+mod trust_region;
 
 pub use auto::{AUTO, CMAES_FROM, GP_EVALUATIONS, Problem};
 pub use choice::{Continued, GivenSetting, PropagatorChoice};

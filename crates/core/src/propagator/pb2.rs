@@ -17,7 +17,7 @@
 //! values (the categoricals PBT's rule chose). Too little data (fewer than [`MIN_OBSERVATIONS`]
 //! continuations) or a model that does not fit: `None`, and the caller perturbs as PBT does.
 
-use crate::bayes::acquisition::{CoordinateKind, LowerConfidence, maximize};
+use crate::bayes::acquisition::{Bounds, CoordinateKind, LowerConfidence, maximize};
 use crate::bayes::matern::{Coordinates, MaternGp};
 use crate::error::Result;
 use crate::individual::Individual;
@@ -138,7 +138,7 @@ impl Pb2 {
             x
         }));
         let acquisition = LowerConfidence { gp: &gp, kappa: KAPPA };
-        let x = maximize(&acquisition, &kinds, &candidates, &[start], STARTS, rng);
+        let x = maximize(&acquisition, &kinds, &Bounds::unit(kinds.len()), &candidates, &[start], STARTS, rng);
         let picked = self.model.decode(&x[..template.len()]);
         // Held parameters come back exactly as given (a float's round trip through its unit
         // coordinate may move its last bits).

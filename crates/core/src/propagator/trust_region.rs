@@ -1,0 +1,121 @@
+//! A trust region for the GP's acquisition (TuRBO, Eriksson et al. 2019): a box around the
+//! island's best point, outside which the process's child is not looked for. A global process on a
+//! rugged loss puts most of its uncertainty, and so its expected improvement, into the corners of
+//! the space; a box that follows the search's successes keeps the children where the good losses
+//! are, and widens again when they stop coming.
+//!
+//! The box's side (on the unit cube of the model's coordinates) starts at [`INITIAL`], doubles
+//! after [`SUCCESSES`] improvements in a row (to at most [`MAX`]), halves after as many
+//! evaluations without one as the space has coordinates (at least 4), and starts again at
+//! [`INITIAL`] once below [`MIN`]. It is replayed from the island's evaluations in breeding order
+//! each time: no state, so a resumed run and workers breeding at once see the same box. Each
+//! coordinate's share of the side follows its length scale (a coordinate the loss barely depends
+//! on gets a longer edge), the edges' geometric mean being the side.
+
+use crate::bayes::acquisition::{Bounds, CoordinateKind};
+
+/// The side a region starts with (and restarts with once collapsed).
+pub(crate) const INITIAL: f64 = 0.8;
+/// The widest side.
+pub(crate) const MAX: f64 = 1.6;
+/// Below this side the region restarts at [`INITIAL`].
+pub(crate) const MIN: f64 = 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5;
+/// Improvements in a row that double the side.
+pub(crate) const SUCCESSES: usize = 3;
+/// Improvement that counts, as a share of the best loss's magnitude (TuRBO's).
+const GAIN: f64 = 1e-3;
+
+/// The side after replaying `losses` (in breeding order; a non-finite one never improves), the
+/// first `startup` of them being the uniform start, in a space of `dims` coordinates.
+pub(crate) fn side(losses: impl IntoIterator<Item = f64>, startup: usize, dims: usize) -> f64 {
+    let failures = dims.max(4);
+    let (mut side, mut best) = (INITIAL, f64::INFINITY);
+    let (mut won, mut lost) = (0, 0);
+    for (k, loss) in losses.into_iter().enumerate() {
+        let improved = loss < best - GAIN * best.abs();
+        best = best.min(loss);
+        if k < startup {
+            continue;
+        }
+        if improved {
+            won += 1;
+            lost = 0;
+        } else {
+            lost += 1;
+            won = 0;
+        }
+        if won == SUCCESSES {
+            side = (2.0 * side).min(MAX);
+            won = 0;
+        } else if lost == failures {
+            side /= 2.0;
+            lost = 0;
+        }
+        if side < MIN {
+            side = INITIAL;
+        }
+    }
+    side
+}
+
+/// The box of `side` around `centre`, clipped to the unit cube: continuous coordinates get edges
+/// proportional to their length scales (`1 / sqrt(inverse_squared_lengths)`) with geometric mean
+/// `side`; the others keep their whole range.
+pub(crate) fn bounds(centre: &[f64], side: f64, inverse_squared_lengths: &[f64], kinds: &[CoordinateKind]) -> Bounds {
+    let continuous: Vec<usize> = (0..kinds.len()).filter(|&j| kinds[j] == CoordinateKind::Continuous).collect();
+    // ln of each length is -ln(isl) / 2; their mean is the ln of the geometric mean.
+    let ln_lengths: Vec<f64> = continuous.iter().map(|&j| -0.5 * inverse_squared_lengths[j].ln()).collect();
+    let finite: Vec<f64> = ln_lengths.iter().copied().filter(|l| l.is_finite()).collect();
+    let ln_mean = finite.iter().sum::<f64>() / finite.len().max(1) as f64;
+    let Bounds { mut lower, mut upper } = Bounds::unit(kinds.len());
+    for (&j, ln) in continuous.iter().zip(&ln_lengths) {
+        let half = 0.5 * side * (ln - ln_mean).exp();
+        // A fit with a degenerate length (infinite or NaN) leaves the coordinate its whole range.
+        if half.is_finite() {
+            lower[j] = (centre[j] - half).max(0.0);
+            upper[j] = (centre[j] + half).min(1.0);
+        }
+    }
+    Bounds { lower, upper }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_side_doubles_on_successes_halves_on_failures_and_restarts() {
+        // Six uniform starts (ignored), then three improvements: doubled.
+        let start = [10.0, 9.0, 8.0, 7.0, 6.0, 5.0];
+        let won: Vec<f64> = start.iter().copied().chain([4.0, 3.0, 2.0]).collect();
+        assert_eq!(side(won.clone(), 6, 5), 2.0 * INITIAL);
+        // Two more improvements: still doubled once; a third: capped at MAX.
+        assert_eq!(side(won.iter().copied().chain([1.0, 0.5]), 6, 5), MAX);
+        assert_eq!(side(won.iter().copied().chain([1.0, 0.5, 0.25]), 6, 5), MAX);
+        // Five evaluations without a gain in 5-D (or 4 in 2-D): halved.
+        assert_eq!(side(start.iter().copied().chain([7.0; 5]), 6, 5), INITIAL / 2.0);
+        assert_eq!(side(start.iter().copied().chain([7.0; 4]), 6, 5), INITIAL);
+        assert_eq!(side(start.iter().copied().chain([7.0; 4]), 6, 2), INITIAL / 2.0);
+        // A failure (infinite loss) never improves; a gain below a thousandth of the best neither.
+        assert_eq!(side(start.iter().copied().chain([f64::INFINITY, 4.999, 7.0, 7.0, 7.0]), 6, 5), INITIAL / 2.0);
+        // Seven halvings take 0.8 below MIN: the region starts again.
+        let stalled: Vec<f64> = start.iter().copied().chain([7.0; 35]).collect();
+        assert_eq!(side(stalled.iter().copied().take(6 + 30), 6, 5), INITIAL / 64.0);
+        assert_eq!(side(stalled, 6, 5), INITIAL);
+    }
+
+    #[test]
+    fn the_box_follows_the_length_scales_and_stays_in_the_cube() {
+        use CoordinateKind::{Choices, Continuous};
+        // Lengths 0.5 and 2 (inverse squares 4 and 0.25): geometric mean 1, edges side/2 and 2 side.
+        let kinds = [Continuous, Continuous, Choices(3)];
+        let Bounds { lower, upper } = bounds(&[0.5, 0.9, 1.0], 0.2, &[4.0, 0.25, 1.0], &kinds);
+        assert!((upper[0] - lower[0] - 0.1).abs() < 1e-12, "{lower:?} {upper:?}");
+        assert!((lower[0] - 0.45).abs() < 1e-12);
+        assert!((lower[1] - 0.7).abs() < 1e-12 && upper[1] == 1.0, "clipped at the top: {lower:?} {upper:?}");
+        assert_eq!((lower[2], upper[2]), (0.0, 1.0), "a categorical keeps its range");
+        // A degenerate length leaves its coordinate whole.
+        let Bounds { lower, upper } = bounds(&[0.5, 0.5], 0.2, &[0.0, 1.0], &[Continuous, Continuous]);
+        assert_eq!((lower[0], upper[0]), (0.0, 1.0));
+    }
+}
