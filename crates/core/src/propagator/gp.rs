@@ -502,6 +502,25 @@ mod tests {
         i
     }
 
+    /// `n` uniform draws from `s` evaluated by `loss` (which may draw noise from the same stream),
+    /// each a generation later than the one before: a pool in breeding order.
+    fn sampled_in_order(
+        s: &SearchSpace,
+        n: u64,
+        rng: &mut PropRng,
+        mut loss: impl FnMut(&[Value], &mut PropRng) -> f64,
+    ) -> Vec<Individual> {
+        (0..n)
+            .map(|g| {
+                let v = s.sample(rng);
+                let l = loss(&v, rng);
+                let mut i = with_loss(v, l);
+                i.id.generation = g;
+                i
+            })
+            .collect()
+    }
+
     fn space() -> SearchSpace {
         SearchSpace::builder()
             .log_float("lr", 1e-4, 1e-2)
@@ -718,16 +737,9 @@ mod tests {
             let across: f64 = d.iter().map(|v| v * v).sum::<f64>() - along * along;
             1e4 * along * along + across
         };
-        let mut rng = worker_rng(8, 0);
-        let pool: Vec<Individual> = (0..60u64)
-            .map(|g| {
-                let v = s.sample(&mut rng);
-                let l = loss(&v.iter().map(|v| v.as_f64()).collect::<Vec<_>>());
-                let mut i = with_loss(v, l);
-                i.id.generation = g;
-                i
-            })
-            .collect();
+        let pool = sampled_in_order(&s, 60, &mut worker_rng(8, 0), |v, _| {
+            loss(&v.iter().map(|v| v.as_f64()).collect::<Vec<_>>())
+        });
         let best = pool.iter().map(|i| i.loss).fold(f64::INFINITY, f64::min);
         let always = GpConfig { quadratic_share: 1.0, ..GpConfig::default() };
         let child = Gp::new(&s, always).unwrap().propagate(&pool, &s, &mut worker_rng(9, 0)).unwrap().remove(0);
@@ -749,17 +761,11 @@ mod tests {
         // A bowl centred in the square, each evaluation off it by up to 0.4 at random: the fit
         // calls that noise, and the lowest observed loss is a lucky draw below the bowl.
         let s = SearchSpace::builder().float("x", 0.0, 1.0).float("y", 0.0, 1.0).build().unwrap();
-        let mut rng = worker_rng(21, 0);
-        let pool: Vec<Individual> = (0..40u64)
-            .map(|g| {
-                let v = s.sample(&mut rng);
-                let (x, y) = (v[0].as_f64(), v[1].as_f64());
-                let jitter = 0.8 * (rng.random::<f64>() - 0.5);
-                let mut i = with_loss(v, 2.0 * ((x - 0.5).powi(2) + (y - 0.5).powi(2)) + jitter);
-                i.id.generation = g;
-                i
-            })
-            .collect();
+        let pool = sampled_in_order(&s, 40, &mut worker_rng(21, 0), |v, rng| {
+            let (x, y) = (v[0].as_f64(), v[1].as_f64());
+            let jitter = 0.8 * (rng.random::<f64>() - 0.5);
+            2.0 * ((x - 0.5).powi(2) + (y - 0.5).powi(2)) + jitter
+        });
         let from_centre = |incumbent_mean: bool| -> Vec<f64> {
             let gp = Gp::new(&s, GpConfig { incumbent_mean, ..GpConfig::default() }).unwrap();
             (0..6)
@@ -784,15 +790,8 @@ mod tests {
         let config = GpConfig { cmaes_after: 30, quadratic_share: 0.0, ..GpConfig::default() };
         let gp = Gp::new(&s, config.clone()).unwrap();
         let cmaes = Cmaes::new(&s, CmaesConfig::default()).unwrap().taking_over_after(30);
-        let mut rng = worker_rng(4, 0);
-        let mut pool: Vec<Individual> = Vec::new();
-        for g in 0..40u64 {
-            let v = s.sample(&mut rng);
-            let l = (v[0].as_f64() - 0.2).abs() + v[1].as_f64() / 8.0;
-            let mut i = with_loss(v, l);
-            i.id.generation = g;
-            pool.push(i);
-        }
+        let pool =
+            sampled_in_order(&s, 40, &mut worker_rng(4, 0), |v, _| (v[0].as_f64() - 0.2).abs() + v[1].as_f64() / 8.0);
         let child = |p: &dyn Propagator, pool: &[Individual]| {
             p.propagate(&pool.to_vec(), &s, &mut worker_rng(5, 1)).unwrap().remove(0)
         };
