@@ -111,6 +111,11 @@ impl Bounds {
     pub(crate) fn unit(dims: usize) -> Self {
         Bounds { lower: vec![0.0; dims], upper: vec![1.0; dims] }
     }
+
+    /// Whether the continuous coordinates of `x` (by `kinds`) lie in the box.
+    pub(crate) fn contains(&self, x: &[f64], kinds: &[CoordinateKind]) -> bool {
+        (0..x.len()).all(|j| kinds[j] != CoordinateKind::Continuous || (self.lower[j]..=self.upper[j]).contains(&x[j]))
+    }
 }
 
 /// The candidate with the highest acquisition after local searches from the best of `candidates`,

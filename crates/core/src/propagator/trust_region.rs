@@ -11,6 +11,10 @@
 //! each time: no state, so a resumed run and workers breeding at once see the same box. Each
 //! coordinate's share of the side follows its length scale (a coordinate the loss barely depends
 //! on gets a longer edge), the edges' geometric mean being the side.
+//!
+//! Inside the region the process is the region's own, as TuRBO's: fitted to the evaluations
+//! within twice the box, their losses standardized among themselves (super::gp), so that huge
+//! losses far away do not flatten the good ones near the best point.
 
 use crate::bayes::acquisition::{Bounds, CoordinateKind};
 
