@@ -260,8 +260,9 @@ const FLAGS: &[SettingFlag] = &[
         kind: Kind::Float,
         help: "GP, matern52 model: probability that a child is looked for only inside a trust region \
                around the island's best point (TuRBO's box: it doubles after 3 improvements in a row, \
-               halves after as many evaluations without one as the space has coordinates, at least 4) \
-               instead of in the whole space [default: 0]",
+               halves after as many evaluations without one as the space has coordinates, at least 4), \
+               under a process fitted to the evaluations near it alone, instead of in the whole space \
+               [default: 0]",
     },
     SettingFlag {
         long: "gp-kernel",
