@@ -261,8 +261,8 @@ const FLAGS: &[SettingFlag] = &[
         help: "GP, matern52 model: probability that a child is looked for only inside a trust region \
                around the island's best point (TuRBO's box: it doubles after 3 improvements in a row, \
                halves after as many evaluations without one as the space has coordinates, at least 4), \
-               under a process fitted to the evaluations near it alone, instead of in the whole space \
-               [default: 0]",
+               under a process fitted to the evaluations near it alone; 0: in the whole space, the \
+               default before 2026-11-27 [default: 1]",
     },
     SettingFlag {
         long: "gp-kernel",
