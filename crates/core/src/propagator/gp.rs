@@ -43,7 +43,7 @@ use super::gp_coordinates::ModelCoordinates;
 use super::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_unit};
 use super::trust_region;
 use super::{Arity, Breeder, Cmaes, CmaesConfig, Pool, Propagator, Tpe, TpeConfig, cmaes};
-use crate::bayes::acquisition::{Bounds, LogEi, maximize};
+use crate::bayes::acquisition::{Bounds, CoordinateKind, LogEi, maximize};
 use crate::bayes::matern::MaternGp;
 use crate::bayes::warp::warped;
 use crate::error::{Error, Result};
@@ -401,6 +401,55 @@ impl Propagator for Gp {
 }
 
 impl Gp {
+    /// The trust region of this child, with `trust_region`'s probability: its box around `centre`
+    /// and the box twice its side (whose evaluations the region's process is fitted to); the side
+    /// replayed from the island's evaluations in breeding order, the edges shaped by `fitted`'s
+    /// length scales.
+    fn trust_region(
+        &self,
+        pool: &dyn Pool,
+        centre: &[f64],
+        fitted: &MaternGp,
+        rng: &mut PropRng,
+    ) -> Option<(Bounds, Bounds)> {
+        let share = self.config.trust_region;
+        if !(share > 0.0 && (share >= 1.0 || rng.random::<f64>() < share)) {
+            return None;
+        }
+        let latest: Vec<f64> = pool.iter_latest_bred().map(|i| i.loss).collect();
+        let kinds = self.model.kinds();
+        let side = trust_region::side(latest.into_iter().rev(), self.config.startup, kinds.len());
+        let lengths = &fitted.hyper().inverse_squared_lengths;
+        Some((
+            trust_region::bounds(centre, side, lengths, kinds),
+            trust_region::bounds(centre, 2.0 * side, lengths, kinds),
+        ))
+    }
+
+    /// TuRBO's model is the region's own: the process of the evaluations in `near` (`told`'s,
+    /// coded as `inputs`), their losses standardized among themselves, so that the spread of the
+    /// losses far away does not make the good ones the region holds look alike (the global warp
+    /// flattened them, measured on BBOB's f6). Not warped: near the best point the losses have no
+    /// long tail to pull in, and a local warp measured worse on BBOB (docs/benchmarks/bbob.md).
+    /// `None` (the process of all of them stays) when `near` holds fewer than twice the
+    /// coordinates or the start's count, or all of them.
+    fn region_fit(
+        &self,
+        told: &[(Vec<Value>, f64)],
+        inputs: &[Vec<f64>],
+        near: &Bounds,
+    ) -> Option<(MaternGp, Vec<Vec<f64>>, Vec<f64>)> {
+        let kinds = self.model.kinds();
+        let local: Vec<usize> = (0..inputs.len()).filter(|&k| near.contains(&inputs[k], kinds)).collect();
+        if local.len() < (2 * kinds.len()).max(self.config.startup) || local.len() == inputs.len() {
+            return None;
+        }
+        let outputs = standardized(&local.iter().map(|&k| told[k].1).collect::<Vec<f64>>());
+        let inputs: Vec<Vec<f64>> = local.iter().map(|&k| inputs[k].clone()).collect();
+        let fitted = MaternGp::fit(self.model.coordinates(), inputs.clone(), outputs.clone())?;
+        Some((fitted, inputs, outputs))
+    }
+
     /// The candidate with the highest expected improvement under the squared-exponential model.
     fn squared_exp_child(
         &self,
@@ -435,37 +484,15 @@ impl Gp {
         rng: &mut PropRng,
     ) -> Option<Vec<Value>> {
         let mut inputs: Vec<Vec<f64>> = told.iter().map(|(v, _)| self.model.encode(v)).collect();
+        // Fitted to all the losses even in a trust region: its length scales shape the region.
         let mut fitted = MaternGp::fit(self.model.coordinates(), inputs.clone(), outputs.clone())?;
         let kinds = self.model.kinds();
-        let share = self.config.trust_region;
-        let region = (share > 0.0 && (share >= 1.0 || rng.random::<f64>() < share)).then(|| {
-            let mut latest: Vec<f64> = pool.iter_latest_bred().map(|i| i.loss).collect();
-            latest.reverse();
-            let side = trust_region::side(latest, self.config.startup, kinds.len());
-            // told is sorted best first: the region's centre is the island's best point.
-            let lengths = &fitted.hyper().inverse_squared_lengths;
-            (
-                trust_region::bounds(&inputs[0], side, lengths, kinds),
-                trust_region::bounds(&inputs[0], 2.0 * side, lengths, kinds),
-            )
-        });
-        if let Some((_, near)) = &region {
-            // TuRBO's model is the region's own: the points within twice its side, their losses
-            // standardized among themselves, so that the spread of the losses far away does not make
-            // the good ones the region holds look alike (the global warp flattened them, measured on
-            // BBOB's f6). Not warped: near the best point the losses have no long tail to pull in,
-            // and a local warp measured worse on BBOB (docs/benchmarks/bbob.md).
-            let local: Vec<usize> = (0..inputs.len()).filter(|&k| near.contains(&inputs[k], kinds)).collect();
-            if local.len() >= (2 * kinds.len()).max(self.config.startup) && local.len() < inputs.len() {
-                let losses: Vec<f64> = local.iter().map(|&k| told[k].1).collect();
-                let local_outputs = standardized(&losses);
-                let local_inputs: Vec<Vec<f64>> = local.iter().map(|&k| inputs[k].clone()).collect();
-                if let Some(refit) =
-                    MaternGp::fit(self.model.coordinates(), local_inputs.clone(), local_outputs.clone())
-                {
-                    (fitted, inputs, outputs) = (refit, local_inputs, local_outputs);
-                }
-            }
+        // told is sorted best first: the region's centre is the island's best point.
+        let region = self.trust_region(pool, &inputs[0], &fitted, rng);
+        if let Some((_, near)) = &region
+            && let Some(local) = self.region_fit(told, &inputs, near)
+        {
+            (fitted, inputs, outputs) = local;
         }
         let running: Vec<Vec<f64>> = pool
             .iter_running()
@@ -498,7 +525,7 @@ impl Gp {
         let warm = [gp.points()[0].clone()];
         let bounds = match region {
             Some((bounds, _)) => {
-                in_region(&mut coded, &bounds);
+                in_region(&mut coded, &bounds, kinds);
                 bounds
             }
             None => Bounds::unit(kinds.len()),
@@ -509,16 +536,13 @@ impl Gp {
     }
 }
 
-/// The candidates moved into `bounds`: the uniform ones (even indices) spread over the box as they
-/// were over the cube, the local ones (odd, drawn near the best points, the box's centre among
-/// them) stopped at its edges.
-fn in_region(coded: &mut [Vec<f64>], bounds: &Bounds) {
+/// The candidates' continuous coordinates (by `kinds`) moved into `bounds`: the uniform candidates
+/// (even indices) spread over the box as they were over the cube, the local ones (odd, drawn near
+/// the best points, the box's centre among them) stopped at its edges.
+fn in_region(coded: &mut [Vec<f64>], bounds: &Bounds, kinds: &[CoordinateKind]) {
     for (k, x) in coded.iter_mut().enumerate() {
-        for (j, v) in x.iter_mut().enumerate() {
+        for (j, v) in x.iter_mut().enumerate().filter(|(j, _)| kinds[*j] == CoordinateKind::Continuous) {
             let (lo, hi) = (bounds.lower[j], bounds.upper[j]);
-            if (lo, hi) == (0.0, 1.0) {
-                continue;
-            }
             *v = if k % 2 == 0 { lo + *v * (hi - lo) } else { v.clamp(lo, hi) };
         }
     }

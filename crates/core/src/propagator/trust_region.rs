@@ -19,13 +19,13 @@
 use crate::bayes::acquisition::{Bounds, CoordinateKind};
 
 /// The side a region starts with (and restarts with once collapsed).
-pub(crate) const INITIAL: f64 = 0.8;
+const INITIAL: f64 = 0.8;
 /// The widest side.
-pub(crate) const MAX: f64 = 1.6;
+const MAX: f64 = 1.6;
 /// Below this side the region restarts at [`INITIAL`].
-pub(crate) const MIN: f64 = 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5;
+const MIN: f64 = 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5;
 /// Improvements in a row that double the side.
-pub(crate) const SUCCESSES: usize = 3;
+const SUCCESSES: usize = 3;
 /// Improvement that counts, as a share of the best loss's magnitude (TuRBO's).
 const GAIN: f64 = 1e-3;
 
