@@ -99,7 +99,9 @@ fn without_the_trials_the_front_is_still_every_non_dominated_evaluation() {
     assert_eq!(replayed.trials.len(), 240);
     assert_eq!((result.evaluations, result.failed), (240, replayed.failed));
     assert!(result.failed > 0, "the test means to include failures");
-    assert!(result.front.len() >= 5, "a front of {}", result.front.len());
+    // More than one member, so that the fronts the workers send are merged. Its size depends on
+    // the workers' timing: 4 to 14 over 40 runs here (2026-11-27); ">= 5" failed 2 runs in 46.
+    assert!(result.front.len() >= 2, "a front of {}", result.front.len());
     assert_eq!(ids(&result.front), ids(&non_dominated(&replayed.trials)), "complete and non-dominated");
 }
 
