@@ -418,7 +418,9 @@ impl Gp {
         }
         let latest: Vec<f64> = pool.iter_latest_bred().map(|i| i.loss).collect();
         let kinds = self.model.kinds();
-        let side = trust_region::side(latest.into_iter().rev(), self.config.startup, kinds.len());
+        // The island's workers breed a batch at a time: this child and the evaluations running.
+        let batch = pool.iter_running().count() + 1;
+        let side = trust_region::side(latest.into_iter().rev(), self.config.startup, kinds.len(), batch);
         let lengths = &fitted.hyper().inverse_squared_lengths;
         Some((
             trust_region::bounds(centre, side, lengths, kinds),
