@@ -260,8 +260,8 @@ const FLAGS: &[SettingFlag] = &[
         kind: Kind::Float,
         help: "GP, matern52 model: probability that a child is looked for only inside a trust region \
                around the island's best point (TuRBO's box: it doubles after 3 batches in a row with an \
-               improvement, halves after max(4, coordinates) evaluations without one, a batch being as \
-               many evaluations as the island's workers run at once), \
+               improvement, halves after max(4, coordinates) evaluations without one, in whole batches, a \
+               batch being as many evaluations as the island's workers run at once), \
                under a process fitted to the evaluations near it alone; 0: in the whole space, the \
                default before 2026-11-27 [default: 1]",
     },

@@ -987,6 +987,21 @@ mod tests {
         assert!(!free.iter().all(inside), "{free:?}");
         let e = Gp::new(&s, GpConfig { trust_region: 1.5, ..GpConfig::default() }).unwrap_err().to_string();
         assert!(e.contains("trust-region"), "{e}");
+        // With nine evaluations running elsewhere, the island breeds ten at once: the ten without a
+        // gain are one batch, and the side halved once (0.4) makes the box [0.1, 0.5].
+        let gp = Gp::new(&s, GpConfig::default()).unwrap();
+        let region = |running: usize| {
+            let far = (0..running).map(|_| Individual::new(vec![Value::Float(0.9)])).collect();
+            let pool = WithRunning { done: pool.clone(), running: far };
+            let inputs = pool.done.iter().map(|i| gp.model.encode(&i.values)).collect();
+            let outputs = standardized(&pool.done.iter().map(|i| i.loss).collect::<Vec<f64>>());
+            let fitted = MaternGp::fit(gp.model.coordinates(), inputs, outputs).unwrap();
+            let (inner, _) = gp.trust_region(&pool, &[0.3], &fitted, &mut worker_rng(0, 0)).unwrap();
+            (inner.lower[0], inner.upper[0])
+        };
+        let close = |(a, b): (f64, f64), (c, d): (f64, f64)| (a - c).abs() < 1e-9 && (b - d).abs() < 1e-9;
+        assert!(close(region(0), (0.2, 0.4)), "{:?}", region(0));
+        assert!(close(region(9), (0.1, 0.5)), "{:?}", region(9));
     }
 
     #[test]
