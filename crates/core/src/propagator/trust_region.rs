@@ -8,8 +8,9 @@
 //! after [`SUCCESSES`] batches in a row with an improvement (to at most [`MAX`]), halves after
 //! `ceil(max(4, dims) / batch)` batches without one, and starts again at [`INITIAL`] once below
 //! [`MIN`]; a batch is as many evaluations as the island breeds at once (its running ones and
-//! this child), as TuRBO counts a batch of q parallel evaluations. It is replayed from the island's evaluations in breeding order
-//! each time: no state, so a resumed run and workers breeding at once see the same box. Each
+//! this child), as TuRBO counts a batch of q parallel evaluations. It is replayed from the
+//! island's evaluations in breeding order each time: no state, so a resumed run and workers
+//! breeding at once see the same box. Each
 //! coordinate's share of the side follows its length scale (a coordinate the loss barely depends
 //! on gets a longer edge), the edges' geometric mean being the side.
 //!
