@@ -10,9 +10,9 @@
 //! [`MIN`]; a batch is as many evaluations as the island breeds at once (its running ones and
 //! this child), as TuRBO counts a batch of q parallel evaluations. It is replayed from the
 //! island's evaluations in breeding order each time: no state, so a resumed run and workers
-//! breeding at once see the same box. Each
-//! coordinate's share of the side follows its length scale (a coordinate the loss barely depends
-//! on gets a longer edge), the edges' geometric mean being the side.
+//! breeding at once see the same box. Each coordinate's share of the side follows its length
+//! scale (a coordinate the loss barely depends on gets a longer edge), the edges' geometric mean
+//! being the side.
 //!
 //! Inside the region the process is the region's own, as TuRBO's: fitted to the evaluations
 //! within twice the box, their losses standardized among themselves (super::gp), so that huge
