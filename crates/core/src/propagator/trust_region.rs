@@ -26,7 +26,7 @@ const INITIAL: f64 = 0.8;
 const MAX: f64 = 1.6;
 /// Below this side the region restarts at [`INITIAL`].
 const MIN: f64 = 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5;
-/// Improvements in a row that double the side.
+/// Batches in a row with an improvement that double the side.
 const SUCCESSES: usize = 3;
 /// Improvement that counts, as a share of the best loss's magnitude (TuRBO's).
 const GAIN: f64 = 1e-3;
