@@ -44,12 +44,12 @@ pub use propulate_core::{
     propagator, rng, schedule, space, topology,
 };
 pub use propulate_engine::{
-    Error, LossError, LossResult, LossValue, ObjectivesResult, Observer, ObserverMode, Optimizer, Result, RunConfig,
-    RunResult, Selection, TrainingState, WorkerContext,
+    Error, Interrupted, LossError, LossResult, LossValue, ObjectivesResult, Observer, ObserverMode, Optimizer, Result,
+    RunConfig, RunResult, Selection, TrainingState, WorkerContext,
 };
 pub use propulate_engine::{
-    config, context, journal, launcher, observe, optimizer, optuna_journal, output, output_files, report, report_html,
-    result, training_state, transport,
+    config, context, interrupt, journal, launcher, observe, optimizer, optuna_journal, output, output_files, report,
+    report_html, result, training_state, transport,
 };
 
 /// Data-parallel training inside a loss: sampler, rendezvous store, gradient averaging.

@@ -31,7 +31,7 @@ pub(crate) fn declared(args: &RunArgs, task: &dyn Task) -> Result<Vec<Objective>
 /// The values a run with `objectives` records, from `loss`: its one value without objectives;
 /// with them, for each the loss (`loss`) or the metric of its name, taken out of the metrics. A
 /// worker's other ranks return placeholders: the root's values are the ones recorded.
-pub(crate) fn objective_values(
+pub fn objective_values(
     loss: Loss,
     objectives: Vec<Objective>,
 ) -> impl Fn(Params<'_>, &mut WorkerContext<'_>) -> ObjectivesResult + Send + Sync + Clone + 'static {

@@ -69,6 +69,17 @@ fn prepare(
 ) -> propulate::Result<(Plan, Optimizer)> {
     files.check_read_for(args)?;
     let task = task(args, files, world_rank, cnn)?;
+    prepare_task(args, task, files, world_size, world_rank)
+}
+
+/// [`prepare`] with the task given (another front's own, such as a Python loss).
+pub(crate) fn prepare_task(
+    args: &RunArgs,
+    task: Box<dyn Task>,
+    files: &SetupFiles,
+    world_size: usize,
+    world_rank: usize,
+) -> propulate::Result<(Plan, Optimizer)> {
     let plan = Plan::new(args, task, files, world_size)?;
     // Rank 0 writes the results: find out now, not after the run, that it cannot.
     if let (Some(dir), 0) = (&args.out, world_rank) {
@@ -154,7 +165,7 @@ pub(super) fn fail_together(world: &mut dyn Communicator, message: &str) -> anyh
 }
 
 /// Rank 0: the summary table, and the result files with `--out`.
-fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResult) -> anyhow::Result<()> {
+pub(crate) fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResult) -> anyhow::Result<()> {
     let task = plan.task.as_ref();
     say(&summary_table(task.space(), result));
     if let Some(dir) = &args.out {

@@ -29,6 +29,10 @@ pub enum Error {
     /// An observer could not start (a per-rank log file that cannot be opened, ...).
     #[error("{0}")]
     Observer(String),
+    /// A loss ended the run ([`Interrupted`](crate::interrupt::Interrupted): Ctrl-C in a front); the
+    /// checkpoint holds everything recorded before it.
+    #[error("interrupted: {0}")]
+    Interrupted(String),
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {

@@ -22,6 +22,7 @@ pub(crate) enum WireError {
     Checkpoint(String),
     Observer(String),
     Report(String),
+    Interrupted(String),
     Io {
         path: String,
         message: String,
@@ -42,6 +43,7 @@ impl From<&Error> for WireError {
             Error::Checkpoint(m) => WireError::Checkpoint(m.clone()),
             Error::Observer(m) => WireError::Observer(m.clone()),
             Error::Report(m) => WireError::Report(m.clone()),
+            Error::Interrupted(m) => WireError::Interrupted(m.clone()),
             Error::Io { path, source } => WireError::Io { path: path.clone(), message: source.to_string() },
         }
     }
@@ -61,6 +63,7 @@ impl From<WireError> for Error {
             WireError::Checkpoint(m) => Error::Checkpoint(m),
             WireError::Observer(m) => Error::Observer(m),
             WireError::Report(m) => Error::Report(m),
+            WireError::Interrupted(m) => Error::Interrupted(m),
             WireError::Io { path, message } => Error::Io { path, source: std::io::Error::other(message) },
         }
     }

@@ -65,7 +65,13 @@ pub(crate) fn evaluate<F>(
         return;
     }
     let t0 = Instant::now();
-    let outcome = catch_unwind(AssertUnwindSafe(|| loss(Params::new(space, &ind.values), ctx)));
+    let outcome = match catch_unwind(AssertUnwindSafe(|| loss(Params::new(space, &ind.values), ctx))) {
+        // An interruption ends the run, not the evaluation: nothing of it is recorded.
+        Err(payload) if crate::interrupt::interruption(payload.as_ref()).is_some() => {
+            std::panic::resume_unwind(payload)
+        }
+        outcome => outcome,
+    };
     ind.duration_s = t0.elapsed().as_secs_f64();
     ind.metrics = std::mem::take(&mut ctx.metrics).into_iter().collect();
     let curve = std::mem::take(&mut ctx.reports.curve);

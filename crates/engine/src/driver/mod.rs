@@ -181,7 +181,12 @@ where
         // Abort before the communicators are dropped: dropping waits for pending sends, which a
         // peer blocked in a collective would never receive.
         Ok(Err(e)) => world.abort(1, &format!("unrecoverable error: {e}")),
-        Err(panic) => world.abort(1, &format!("panic: {}", crate::panic_message::panic_message(panic.as_ref()))),
+        Err(panic) => match crate::interrupt::interruption(panic.as_ref()) {
+            // Alone in its world, a rank can return: nobody waits for it.
+            Some(why) if world.size() == 1 => Err(crate::error::Error::Interrupted(why.0.clone())),
+            Some(why) => world.abort(1, &format!("interrupted on rank {rank}: {}", why.0)),
+            None => world.abort(1, &format!("panic: {}", crate::panic_message::panic_message(panic.as_ref()))),
+        },
     }
 }
 

@@ -66,6 +66,14 @@ impl MpiComm {
     fn new(comm: SimpleCommunicator) -> Self {
         MpiComm { comm, pending: Vec::new(), patient: true }
     }
+
+    /// A communicator of a program that initialised MPI itself (a Python front whose mpi4py owns
+    /// MPI, so that no [`MpiRuntime`] may exist): the run uses `comm`, which it frees when
+    /// dropped. Give it a duplicate of the program's own, so that the run's tags never meet the
+    /// program's messages.
+    pub fn from_communicator(comm: SimpleCommunicator) -> Self {
+        MpiComm::new(comm)
+    }
 }
 
 impl Drop for MpiComm {

@@ -1,0 +1,194 @@
+"""``optimize(loss, space, **options)``: the asynchronous islands with a Python loss, on the
+ranks of ``mpirun -np N python -m mpi4py script.py`` (or alone in one process).
+
+The options are the run flags of the ``propulate-rs`` command line, named with underscores
+(``migration_probability=0.9`` is ``--migration-probability 0.9``): the engine parses them as the
+command line does, so the defaults, checks, checkpoint and result files are the command line's."""
+
+import difflib
+import inspect
+import json
+import math
+import numbers
+import os
+import socket
+
+from . import _native
+from ._result import Result
+from ._space import space_json
+
+__all__ = ["optimize", "options"]
+
+
+def options():
+    """The options ``optimize`` takes, as a dict of name to its help."""
+    return {name: help for name, _flag, _switch, help in _native.options()}
+
+
+def _words(opts):
+    """The command line's words for ``opts``; ``TypeError`` for an option it does not have."""
+    table = {name: (flag, switch) for name, flag, switch, _help in _native.options()}
+    words = []
+    for name, value in opts.items():
+        if name not in table:
+            close = difflib.get_close_matches(name, table, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else f"; options: {', '.join(sorted(table))}"
+            raise TypeError(f"optimize() got an unknown option '{name}'{hint}")
+        flag, switch = table[name]
+        if value is None:
+            continue
+        if switch:
+            if not isinstance(value, bool):
+                raise ValueError(f"option {name} is True or False, not {value!r}")
+            if value:
+                words.append(flag)
+            continue
+        if isinstance(value, bool):
+            raise ValueError(f"option {name} takes a value ({flag} VALUE), not {value!r}")
+        if isinstance(value, (list, tuple)):
+            value = ",".join(str(v) for v in value)
+        elif isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        words += [flag, str(value)]
+    return words
+
+
+def _objective_names(value):
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [str(item).split(":")[0].strip() for item in items]
+
+
+def _takes_context(loss):
+    """Whether ``loss`` takes ``(params, ctx)`` rather than ``(params)``."""
+    try:
+        signature = inspect.signature(loss)
+    except (TypeError, ValueError):
+        return True
+    positional = [p for p in signature.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    if any(p.kind == p.VAR_POSITIONAL for p in positional):
+        return True
+    if len(positional) < 1:
+        raise TypeError(f"the loss {loss!r} must take the candidate's params: loss(params) or loss(params, ctx)")
+    return len(positional) >= 2
+
+
+def _as_number(what, value):
+    if isinstance(value, (str, bytes, bool)) or value is None:
+        raise TypeError(f"{what} is {value!r} ({type(value).__name__}), not a number")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} is {value!r} ({type(value).__name__}), not a number") from None
+
+
+def _evaluation(loss, with_context, comm, objectives):
+    """The function the engine calls per candidate and rank: the user's loss, its value as a float
+    and the objectives of a dict recorded as metrics (the engine takes each by name)."""
+
+    def evaluate(params, ctx):
+        ctx.comm = comm
+        value = loss(params, ctx) if with_context else loss(params)
+        if isinstance(value, dict):
+            for name, x in value.items():
+                if name != "loss":
+                    x = _as_number(f"the loss's '{name}'", x)
+                    if math.isnan(x):
+                        raise ValueError(f"the loss's '{name}' is NaN")
+                    ctx.record(str(name), x)
+            if "loss" in value:
+                return _as_number("the loss's 'loss'", value["loss"])
+            if not objectives:
+                raise ValueError(f"the loss returned a dict without 'loss' ({', '.join(map(str, value))}): "
+                                 "return a number, or declare objectives=[...]")
+            return 0.0  # not an objective of this run: the engine reads the metrics
+        if objectives and objectives != ["loss"]:
+            raise TypeError(f"the run declares the objectives {', '.join(objectives)}: return a dict of them, "
+                            f"not {value!r}")
+        return _as_number("the loss", value)
+
+    return evaluate
+
+
+def _library_check(MPI):
+    ours, theirs = _native.mpi_library_version(), MPI.Get_library_version().strip()
+    if ours.split(",")[0] != theirs.split(",")[0]:
+        raise RuntimeError(
+            f"propulate_rs was built against '{ours.splitlines()[0]}', but mpi4py loaded "
+            f"'{theirs.splitlines()[0]}': two MPI libraries in one process crash it. Build mpi4py against "
+            "the same MPI (pip install --no-binary mpi4py mpi4py) or set MPI4PY_LIBMPI"
+        )
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+def _torch_environment(worker_comm):
+    """torch.distributed's variables for this rank's worker (``init_process_group()`` reads
+    ``MASTER_ADDR``, ``MASTER_PORT``, ``RANK``, ``WORLD_SIZE``): the worker's first rank is the
+    master, on a port it found free; ``LOCAL_RANK`` counts the worker's ranks on this host.
+    Written to ``os.environ``, which Python's and C's readers both see."""
+    from mpi4py import MPI
+
+    host = socket.gethostname()
+    hosts = worker_comm.allgather(host)
+    master = "127.0.0.1" if len(set(hosts)) == 1 else hosts[0]
+    port = worker_comm.bcast(_free_port() if worker_comm.rank == 0 else None, root=0)
+    local = worker_comm.Split_type(MPI.COMM_TYPE_SHARED, key=worker_comm.rank)
+    try:
+        local_rank, local_size = local.rank, local.size
+    finally:
+        local.Free()
+    os.environ.update(
+        MASTER_ADDR=master,
+        MASTER_PORT=str(port),
+        RANK=str(worker_comm.rank),
+        WORLD_SIZE=str(worker_comm.size),
+        LOCAL_RANK=str(local_rank),
+        LOCAL_WORLD_SIZE=str(local_size),
+    )
+
+
+def optimize(loss, space, *, comm=None, **opts):
+    """Minimize ``loss`` over ``space`` with the asynchronous islands; collective over ``comm``
+    (default: every rank of the job). Call it on every rank::
+
+        result = propulate_rs.optimize(loss, {"lr": Float(1e-4, 1e-1, log=True)},
+                                       generations=50, islands=2)
+
+    ``loss(params)`` or ``loss(params, ctx)`` returns a number, or with ``objectives=`` a dict of
+    them by name; raising an ``Exception``, NaN or a non-number fails that evaluation (its message
+    kept) and the run goes on. Options: the command line's run flags with underscores (see
+    ``propulate_rs.options()``). The run resumes from its checkpoint (``checkpoint=DIR``, default
+    ``checkpoints/<loss name>-seed<seed>``) when started again. Returns a ``Result``, the same on
+    every rank."""
+    from mpi4py import MPI
+
+    if not callable(loss):
+        raise TypeError(f"the loss must be callable, not {loss!r}")
+    _library_check(MPI)
+    comm = MPI.COMM_WORLD if comm is None else comm
+    words = _words(opts)
+    engine_space = space_json(space)
+    with_context = _takes_context(loss)
+    ranks_per_worker = opts.get("ranks_per_worker") or 1
+    if isinstance(ranks_per_worker, bool) or not isinstance(ranks_per_worker, numbers.Integral) or ranks_per_worker < 1:
+        raise ValueError(f"option ranks_per_worker must be a positive integer, not {ranks_per_worker!r}")
+    name = getattr(loss, "__name__", None) or type(loss).__name__
+    if not name.isidentifier():
+        name = "loss"
+    worker_comm = comm.Split(color=comm.rank // ranks_per_worker, key=comm.rank)
+    try:
+        _torch_environment(worker_comm)
+        evaluate = _evaluation(loss, with_context, worker_comm, _objective_names(opts.get("objectives")))
+        data = json.loads(_native.run(evaluate, engine_space, words, MPI._addressof(comm), name))
+        # World rank 0 holds every trial; every rank gets the same result.
+        data["trials"] = comm.bcast(data["trials"] if comm.rank == 0 else None, root=0)
+        return Result(data)
+    finally:
+        worker_comm.Free()

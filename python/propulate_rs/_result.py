@@ -1,0 +1,89 @@
+"""What a run or a study gives back: ``Trial`` records and the ``Result`` of a run."""
+
+import math
+
+__all__ = ["Trial", "Result"]
+
+
+class Trial:
+    """One evaluation: ``params`` (a dict), ``loss`` (``inf`` when it failed), ``failure`` (the
+    reason, or None), where it was bred (``island``, ``worker``, ``generation``), and what it
+    recorded: ``objectives``, ``metrics``, ``curve`` (its reports), ``pruned``, ``duration_s``."""
+
+    __slots__ = (
+        "params", "loss", "failure", "island", "worker", "generation", "number",
+        "objectives", "metrics", "curve", "pruned", "duration_s", "lineage",
+    )
+
+    def __init__(self, record):
+        loss = record.get("loss")
+        self.params = record["params"]
+        self.loss = math.inf if loss is None else loss
+        self.failure = record.get("failure")
+        self.island = record.get("island", 0)
+        self.worker = record.get("worker", 0)
+        self.generation = record.get("generation", 0)
+        self.number = record.get("number")
+        self.objectives = record.get("objectives")
+        self.metrics = record.get("metrics") or {}
+        self.curve = [tuple(p) for p in record.get("curve", [])]
+        self.pruned = record.get("pruned", False)
+        self.duration_s = record.get("duration_s")
+        self.lineage = record.get("lineage")
+
+    @property
+    def failed(self):
+        """Whether the evaluation failed (raised, returned NaN or no number)."""
+        return self.failure is not None
+
+    def to_dict(self):
+        """The record as a flat dict: the params by name, then loss, failure, identity, metrics
+        and objectives (a row of ``Result.to_pandas()``)."""
+        row = dict(self.params)
+        row.update(loss=self.loss, failure=self.failure, island=self.island, worker=self.worker,
+                   generation=self.generation, duration_s=self.duration_s, pruned=self.pruned)
+        if self.number is not None:
+            row["number"] = self.number
+        for name, value in (self.metrics or {}).items():
+            row.setdefault(name, value)
+        for name, value in (self.objectives or {}).items():
+            row[name] = value
+        return row
+
+    def __repr__(self):
+        where = f"island {self.island}, worker {self.worker}, generation {self.generation}"
+        what = f"failed: {self.failure}" if self.failed else f"loss {self.loss:.6g}"
+        return f"Trial({self.params}, {what}, {where})"
+
+
+class Result:
+    """A run's outcome, the same on every rank: ``best`` (the best trial), ``islands`` (each
+    island's best), ``trials`` (every evaluation, in the order they ended), ``front`` (the
+    Pareto front with several objectives), ``evaluations``, ``failed``, ``pruned``, ``wall_s``,
+    ``propagator`` (the one it bred with, every setting)."""
+
+    def __init__(self, data):
+        self.best = Trial(data["best"][0]) if data["best"] else None
+        self.islands = [Trial(island[0]) for island in data["islands"] if island]
+        self.trials = sorted((Trial(t) for t in data["trials"]), key=lambda t: (t.island, t.worker, t.generation))
+        self.front = [Trial(t) for t in data["front"]]
+        self.objectives = data["objectives"]
+        self.evaluations = data["evaluations"]
+        self.failed = data["failed"]
+        self.pruned = data["pruned"]
+        self.resumed = data["resumed"]
+        self.wall_s = data["wall_s"]
+        self.consistent = data["consistent"]
+        self.propagator = data["propagator"]
+
+    def to_pandas(self):
+        """Every trial as a ``pandas.DataFrame``, one row each (needs pandas)."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("Result.to_pandas() needs pandas: pip install pandas") from None
+        return pandas.DataFrame([t.to_dict() for t in self.trials])
+
+    def __repr__(self):
+        return (f"Result(best={self.best!r}, evaluations={self.evaluations}, failed={self.failed}, "
+                f"islands={len(self.islands)})")

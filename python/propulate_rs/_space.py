@@ -1,0 +1,113 @@
+"""Search spaces in Python: ``Float``, ``Int`` and ``Categorical`` in a dict by name, or
+Propulate's ``limits`` dict as it is. Both become the engine's space (JSON); every error names
+the parameter."""
+
+import json
+import math
+import numbers
+import operator
+
+__all__ = ["Float", "Int", "Categorical"]
+
+
+class Float:
+    """A real number in ``[low, high]``; with ``log=True`` searched evenly in its logarithm
+    (``low`` must then be positive)."""
+
+    def __init__(self, low, high, log=False):
+        self.low, self.high, self.log = low, high, log
+
+    def __repr__(self):
+        return f"Float({self.low!r}, {self.high!r}{', log=True' if self.log else ''})"
+
+    def _to_engine(self, name):
+        low, high = _real(name, "low", self.low), _real(name, "high", self.high)
+        if not isinstance(self.log, bool):
+            raise ValueError(f"parameter '{name}': log must be True or False, not {self.log!r}")
+        return {"name": name, "type": "float", "lo": low, "hi": high, "log": self.log}
+
+
+class Int:
+    """An integer in ``[low, high]``, both ends included."""
+
+    def __init__(self, low, high):
+        self.low, self.high = low, high
+
+    def __repr__(self):
+        return f"Int({self.low!r}, {self.high!r})"
+
+    def _to_engine(self, name):
+        return {"name": name, "type": "int", "lo": _integer(name, "low", self.low), "hi": _integer(name, "high", self.high)}
+
+
+class Categorical:
+    """One of a list of strings (other values are refused: a parameter's value is what the
+    loss gets, the trial tables show and a checkpoint keeps)."""
+
+    def __init__(self, choices):
+        self.choices = choices
+
+    def __repr__(self):
+        return f"Categorical({self.choices!r})"
+
+    def _to_engine(self, name):
+        if isinstance(self.choices, (str, bytes)) or not hasattr(self.choices, "__iter__"):
+            raise ValueError(f"parameter '{name}': choices must be a list of strings, not {self.choices!r}")
+        choices = list(self.choices)
+        bad = [c for c in choices if not isinstance(c, str)]
+        if bad:
+            raise ValueError(f"parameter '{name}': choices must be strings; {bad[0]!r} is not")
+        return {"name": name, "type": "categorical", "choices": choices}
+
+
+def _real(name, what, x):
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise ValueError(f"parameter '{name}': {what} must be a number, not {x!r}")
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(f"parameter '{name}': {what} must be finite, not {x!r}")
+    return x
+
+
+def _integer(name, what, x):
+    if isinstance(x, bool):
+        raise ValueError(f"parameter '{name}': {what} must be an integer, not {x!r}")
+    try:
+        return operator.index(x)  # int, numpy's integers
+    except TypeError:
+        raise ValueError(f"parameter '{name}': {what} must be an integer, not {x!r}") from None
+
+
+def _from_limits(name, limits):
+    """Propulate's ``limits`` entry: two floats (a float), two ints (an int), strings (a
+    categorical)."""
+    if not isinstance(limits, (tuple, list)) or len(limits) == 0:
+        raise ValueError(
+            f"parameter '{name}': {limits!r} is not a space; use Float(low, high), Int(low, high), "
+            "Categorical([...]) or Propulate's tuples (0.0, 1.0), (1, 8), ('relu', 'tanh')"
+        )
+    if all(isinstance(v, str) for v in limits):
+        return Categorical(limits)
+    if len(limits) != 2:
+        raise ValueError(
+            f"parameter '{name}': {limits!r}: a numeric range has two values (low, high); "
+            "strings make a categorical"
+        )
+    low, high = limits
+    ints = all(not isinstance(v, bool) and isinstance(v, numbers.Integral) for v in limits)
+    return Int(low, high) if ints else Float(low, high)
+
+
+def space_json(space):
+    """The engine's space (JSON) of ``space``, a dict of name to parameter; ``ValueError`` naming
+    the parameter for anything wrong in it."""
+    if not isinstance(space, dict) or not space:
+        raise ValueError(f"the search space must be a non-empty dict of name to parameter, not {space!r}")
+    params = []
+    for name, param in space.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"parameter names must be non-empty strings, not {name!r}")
+        if not isinstance(param, (Float, Int, Categorical)):
+            param = _from_limits(name, param)
+        params.append(param._to_engine(name))
+    return json.dumps(params)

@@ -1,0 +1,107 @@
+"""Ask and tell in one process: ``Study(space)``, ``study.ask()``, run the trial anywhere (a
+notebook, Dask, Ray, a Slurm array), ``study.tell(trial, loss)``. Trials asked and not yet told
+count as running, as a run's busy workers do: the GP and TPE keep the next ones away from them."""
+
+import json
+import math
+
+from . import _native
+from ._result import Trial
+from ._space import space_json
+
+__all__ = ["Study", "AskedTrial"]
+
+
+class AskedTrial:
+    """A trial to run: its ``number`` and its ``params`` (a dict)."""
+
+    __slots__ = ("number", "params")
+
+    def __init__(self, number, params):
+        self.number, self.params = number, params
+
+    def __repr__(self):
+        return f"AskedTrial({self.number}, {self.params})"
+
+
+class Study:
+    """A search run by the caller, one trial at a time or several at once.
+
+    ``propagator``: ``"auto"`` (picked for the space and ``budget`` trials, as a run's ``auto``),
+    or a name (``gp``, ``tpe``, ``cmaes``, ``ga``, ``pso``, ``nm``, ``random``, ...) with its
+    settings as keywords by their field names (``Study(space, "tpe", gamma=0.1)``); ``workers``:
+    how many trials will run at once (the genetic propagator's pool sizes follow it)."""
+
+    def __init__(self, space, propagator="auto", *, seed=0, budget=200, workers=1, **settings):
+        if not isinstance(propagator, str):
+            raise TypeError(f"propagator is a name, not {propagator!r}")
+        self._native = _native._Study(space_json(space), propagator, json.dumps(settings), int(seed), int(budget),
+                                      int(workers))
+
+    @classmethod
+    def load(cls, path):
+        """The study saved at ``path`` (``Study.save``), with its trials running and told."""
+        study = cls.__new__(cls)
+        study._native = _native._Study.load(str(path))
+        return study
+
+    def save(self, path):
+        """Save the study (the space, the propagator with every setting, every trial) to ``path``."""
+        self._native.save(str(path))
+
+    def ask(self):
+        """The next trial to run."""
+        number, params = self._native.ask()
+        return AskedTrial(number, params)
+
+    def tell(self, trial, loss):
+        """File ``trial``'s result: a number, or the exception it raised (a failed trial); NaN or
+        a non-number is a failed trial too."""
+        number = trial.number if isinstance(trial, AskedTrial) else int(trial)
+        if isinstance(loss, BaseException):
+            self._native.tell(number, None, f"{type(loss).__name__}: {loss}")
+            return
+        try:
+            if isinstance(loss, (str, bytes, bool)) or loss is None:
+                raise TypeError
+            value = float(loss)
+        except (TypeError, ValueError):
+            self._native.tell(number, None, f"the loss is {loss!r} ({type(loss).__name__}), not a number")
+            return
+        if math.isnan(value):
+            self._native.tell(number, None, "the loss is NaN")
+            return
+        self._native.tell(number, value)
+
+    def optimize(self, loss, n_trials):
+        """Ask, evaluate ``loss(params)`` and tell, ``n_trials`` times in this process; an
+        ``Exception`` fails its trial and the study goes on."""
+        for _ in range(n_trials):
+            trial = self.ask()
+            try:
+                value = loss(trial.params)
+            except Exception as e:  # noqa: BLE001 - a failed trial, recorded with its message
+                value = e
+            self.tell(trial, value)
+        return self.best
+
+    @property
+    def trials(self):
+        """Every trial told, in the order told."""
+        return [Trial(t) for t in json.loads(self._native.trials())]
+
+    @property
+    def running(self):
+        """The numbers of the trials asked and not told."""
+        return self._native.running()
+
+    @property
+    def best(self):
+        """The best trial told so far (None before the first success)."""
+        done = [t for t in self.trials if not t.failed]
+        return min(done, key=lambda t: t.loss) if done else None
+
+    @property
+    def propagator(self):
+        """The propagator with every setting (``name`` among them)."""
+        return json.loads(self._native.propagator())
