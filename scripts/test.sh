@@ -28,3 +28,10 @@ cargo test --workspace --features "$features"
 # examples must build. Neither builds Burn.
 cargo test -p propulate-engine --no-default-features --lib
 cargo check -p propulate-rs --no-default-features --bins --examples
+# The Python package: `pip install .` into .venv-python (scripts/install-python.sh, with the torch
+# of .torch on its path), then its tests with pytest: in one process (spaces, options, ask/tell,
+# Ctrl-C, kill -9 of an mpirun job and the resume, the tutorials under mpirun), and under
+# `mpirun -np 4` (islands and migration, workers of two ranks, torch DDP over gloo, PBT).
+PROPULATE_PYTHON=$(bash scripts/install-python.sh)
+"$PROPULATE_PYTHON" -m pytest -q -p no:cacheprovider tests/python/single
+timeout 900 mpirun -np 4 "$PROPULATE_PYTHON" -m pytest -q -p no:cacheprovider tests/python/mpi

@@ -100,9 +100,9 @@ def _evaluation(loss, with_context, comm, objectives):
                     ctx.record(str(name), x)
             if "loss" in value:
                 return _as_number("the loss's 'loss'", value["loss"])
-            if not objectives:
+            if not objectives or "loss" in objectives:
                 raise ValueError(f"the loss returned a dict without 'loss' ({', '.join(map(str, value))}): "
-                                 "return a number, or declare objectives=[...]")
+                                 "return a number, a dict with 'loss', or declare objectives=[...] without it")
             return 0.0  # not an objective of this run: the engine reads the metrics
         if objectives and objectives != ["loss"]:
             raise TypeError(f"the run declares the objectives {', '.join(objectives)}: return a dict of them, "

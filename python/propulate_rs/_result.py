@@ -59,7 +59,8 @@ class Trial:
 class Result:
     """A run's outcome, the same on every rank: ``best`` (the best trial), ``islands`` (each
     island's best), ``trials`` (every evaluation, in the order they ended), ``front`` (the
-    Pareto front with several objectives), ``evaluations``, ``failed``, ``pruned``, ``wall_s``,
+    Pareto front with several objectives), ``evaluations``, ``failed``, ``pruned``, ``resumed`` (evaluations an earlier start of the run
+    made), ``emigrated``, ``wall_s``,
     ``propagator`` (the one it bred with, every setting)."""
 
     def __init__(self, data):
@@ -72,6 +73,7 @@ class Result:
         self.failed = data["failed"]
         self.pruned = data["pruned"]
         self.resumed = data["resumed"]
+        self.emigrated = data["emigrated"]
         self.wall_s = data["wall_s"]
         self.consistent = data["consistent"]
         self.propagator = data["propagator"]

@@ -33,6 +33,7 @@ pub fn result_json(space: &SearchSpace, result: &RunResult) -> Json {
         "failed": result.failed,
         "pruned": result.pruned,
         "resumed": result.resumed,
+        "emigrated": result.emigrated,
         "wall_s": result.wall_s,
         "consistent": result.consistent,
         "propagator": result.propagator.as_ref().map(|spec| {

@@ -1,0 +1,133 @@
+"""Search spaces and options, in one process (mpi4py's singleton world)."""
+
+import pytest
+
+import propulate_rs as pr
+
+
+def quadratic(params):
+    return (params["x"] - 1) ** 2
+
+
+@pytest.mark.parametrize(
+    "space, named",
+    [
+        ({"lr": pr.Float(1.0, 1.0)}, "'lr'"),
+        ({"lr": pr.Float(0.0, 1.0, log=True)}, "'lr'"),
+        ({"lr": pr.Float("a", 1.0)}, "'lr'"),
+        ({"lr": pr.Float(float("nan"), 1.0)}, "'lr'"),
+        ({"n": pr.Int(3, 2)}, "'n'"),
+        ({"n": pr.Int(1.5, 2)}, "'n'"),
+        ({"act": pr.Categorical([])}, "'act'"),
+        ({"act": pr.Categorical(["relu", 3])}, "'act'"),
+        ({"act": pr.Categorical("relu")}, "'act'"),
+        ({"x": (1.0, 2.0, 3.0)}, "'x'"),
+        ({"x": "nothing"}, "'x'"),
+        ({"x": ()}, "'x'"),
+    ],
+)
+def test_bad_spaces_raise_value_error_naming_the_parameter(space, named):
+    with pytest.raises(ValueError, match=named):
+        pr.optimize(quadratic, space, generations=1, no_checkpoint=True, quiet=True)
+
+
+def test_an_empty_or_non_dict_space_is_refused():
+    for space in ({}, [("x", (0.0, 1.0))], None):
+        with pytest.raises(ValueError, match="non-empty dict"):
+            pr.optimize(quadratic, space, no_checkpoint=True)
+
+
+def test_propulates_limits_are_accepted_as_they_are():
+    seen = {}
+
+    def loss(params):
+        seen.update({k: type(v) for k, v in params.items()})
+        return (params["x"] - 1) ** 2 + params["n"] + (params["act"] != "relu")
+
+    result = pr.optimize(loss, {"x": (-2.0, 2.0), "n": (0, 3), "act": ("relu", "tanh")}, generations=40,
+                         propagator="ga", no_checkpoint=True, quiet=True)
+    assert seen == {"x": float, "n": int, "act": str}
+    assert result.evaluations == 40
+    assert 0 <= result.best.params["n"] <= 3 and result.best.params["act"] in ("relu", "tanh")
+
+
+def test_unknown_and_bad_options_are_errors_naming_them():
+    space = {"x": pr.Float(-2, 2)}
+    with pytest.raises(TypeError, match="unknown option 'generation'.*generations"):
+        pr.optimize(quadratic, space, generation=3)
+    with pytest.raises(ValueError, match="many"):
+        pr.optimize(quadratic, space, generations="many", no_checkpoint=True)
+    with pytest.raises(ValueError, match="propagator"):
+        pr.optimize(quadratic, space, propagator="simulated-annealing", no_checkpoint=True, quiet=True)
+    with pytest.raises(ValueError, match="True or False"):
+        pr.optimize(quadratic, space, pollination="yes", no_checkpoint=True)
+    with pytest.raises(ValueError, match="early.stop"):
+        pr.optimize(quadratic, space, early_stop="sometimes", no_checkpoint=True, quiet=True)
+    with pytest.raises(TypeError, match="unknown option 'function'"):
+        pr.optimize(quadratic, space, function="sphere")
+    with pytest.raises(TypeError, match="callable"):
+        pr.optimize("loss", space)
+
+
+def test_options_are_the_command_lines_run_flags():
+    options = pr.options()
+    for name in ("generations", "islands", "ranks_per_worker", "propagator", "migration_probability",
+                 "pollination", "early_stop", "objectives", "checkpoint", "seed", "out", "tpe_gamma"):
+        assert name in options, name
+    assert "function" not in options and "local_ranks" not in options
+
+
+def test_several_objectives_from_a_dict(tmp_path):
+    def loss(params):
+        return {"loss": params["x"] ** 2, "size": (params["x"] - 1) ** 2}
+
+    result = pr.optimize(loss, {"x": pr.Float(-1, 2)}, generations=40, objectives=["loss:min", "size:min"],
+                         no_checkpoint=True, quiet=True, out=str(tmp_path))
+    assert result.failed == 0 and len(result.front) >= 2
+    assert all(set(t.objectives) == {"loss", "size"} for t in result.front)
+    assert (tmp_path / "front.csv").exists()
+
+    def missing(params):
+        return {"size": 1.0}
+
+    result = pr.optimize(missing, {"x": pr.Float(-1, 2)}, generations=3, objectives="loss:min,size:min",
+                         no_checkpoint=True, quiet=True)
+    assert result.failed == 3
+
+
+def test_early_stopping_ends_hopeless_trainings_through_ctx_report():
+    def loss(params, ctx):
+        value = None
+        for epoch in range(10):
+            value = params["x"] + 1.0 / (epoch + 1)
+            if not ctx.report(epoch, value):
+                break
+        return value
+
+    result = pr.optimize(loss, {"x": pr.Float(0, 10)}, generations=40, early_stop="median", propagator="random",
+                         no_checkpoint=True, quiet=True)
+    assert result.pruned > 0
+    assert all(t.curve for t in result.trials)
+    pruned = [t for t in result.trials if t.pruned]
+    assert all(len(t.curve) < 10 for t in pruned)
+
+
+def test_a_ctx_kept_after_its_evaluation_refuses_to_report():
+    kept = []
+
+    def loss(params, ctx):
+        kept.append(ctx)
+        assert ctx.rank == 0 and ctx.size == 1 and ctx.device == "cpu" and ctx.comm.size == 1
+        return params["x"]
+
+    pr.optimize(loss, {"x": pr.Float(0, 1)}, generations=2, no_checkpoint=True, quiet=True)
+    with pytest.raises(RuntimeError, match="has returned"):
+        kept[0].report(1, 0.5)
+
+
+def test_results_convert_to_pandas():
+    pandas = pytest.importorskip("pandas")
+    result = pr.optimize(quadratic, {"x": pr.Float(-2, 2)}, generations=5, no_checkpoint=True, quiet=True)
+    frame = result.to_pandas()
+    assert isinstance(frame, pandas.DataFrame) and len(frame) == 5
+    assert {"x", "loss", "island", "worker", "generation"} <= set(frame.columns)

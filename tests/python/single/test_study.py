@@ -1,0 +1,69 @@
+"""Ask and tell in one process."""
+
+import math
+
+import pytest
+
+import propulate_rs as pr
+
+SPACE = {"x": pr.Float(-5, 5), "y": pr.Float(-5, 5)}
+
+
+def sphere(params):
+    return params["x"] ** 2 + params["y"] ** 2
+
+
+def test_several_trials_asked_at_once_count_as_running_and_are_told_in_any_order(tmp_path):
+    study = pr.Study(SPACE, "gp", seed=1)
+    asked = [study.ask() for _ in range(4)]
+    assert study.running == [0, 1, 2, 3]
+    assert len({(t.params["x"], t.params["y"]) for t in asked}) == 4
+    for trial in reversed(asked):
+        study.tell(trial, sphere(trial.params))
+    assert study.running == [] and len(study.trials) == 4
+    with pytest.raises(KeyError, match="told already"):
+        study.tell(asked[0], 1.0)
+    with pytest.raises(KeyError, match="never asked"):
+        study.tell(99, 1.0)
+
+
+def test_a_study_saved_and_loaded_goes_on_where_it_was(tmp_path):
+    path = tmp_path / "study.json"
+    study = pr.Study(SPACE, "tpe", seed=2, gamma=0.2)
+    assert study.propagator["name"] == "tpe" and study.propagator["gamma"] == 0.2
+    study.optimize(sphere, 10)
+    waiting = study.ask()
+    study.save(path)
+    again = pr.Study.load(path)
+    assert again.running == [waiting.number] and len(again.trials) == 10
+    # The same seed and trials breed the same next child in both.
+    assert again.ask().params == study.ask().params
+    again.tell(waiting, sphere(waiting.params))
+    assert len(again.trials) == 11
+
+
+def test_the_default_finds_the_spheres_minimum_and_failures_are_recorded():
+    study = pr.Study(SPACE, seed=3, budget=40)
+    assert study.propagator["name"] == "gp"
+    best = study.optimize(sphere, 40)
+    assert best.loss < 0.5
+    trial = study.ask()
+    study.tell(trial, float("nan"))
+    trial = study.ask()
+    study.tell(trial, ValueError("diverged"))
+    trial = study.ask()
+    study.tell(trial, "text")
+    failures = [t.failure for t in study.trials[-3:]]
+    assert failures[0] == "the loss is NaN" and failures[1] == "ValueError: diverged" and "str" in failures[2]
+    assert all(math.isinf(t.loss) for t in study.trials[-3:])
+
+
+def test_bad_studies_are_refused():
+    with pytest.raises(ValueError, match="simplex-annealing"):
+        pr.Study(SPACE, "simplex-annealing")
+    with pytest.raises(ValueError, match="tpe.*high"):
+        pr.Study(SPACE, "tpe", gamma="high")
+    with pytest.raises(ValueError, match="'x'"):
+        pr.Study({"x": pr.Float(2, 1)})
+    with pytest.raises(OSError):
+        pr.Study.load("/nonexistent/study.json")
