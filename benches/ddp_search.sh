@@ -47,6 +47,9 @@
 #                       label starting with `command`, e.g.
 #                       "command=;command-halving=--early-stop halving" (the same program, its
 #                       hopeless trainings stopped by successive halving on the epochs it reports)
+#   PYTHON_PACKAGE [0]  1: per seed also a run labelled `python`: the same PyTorch training in-process,
+#                       tutorials/python/torch_ddp_example.py on the Python package (.venv-python, made by
+#                       scripts/install-python.sh), on the same subset, epochs, batch and generations
 #   SKIP_SETUP [0]      1: do not run benches/reference/setup_torch.sh (torch in .venv-ref)
 #   SKIP_REFERENCE [0]  1: run only ours (to screen settings on other seeds; no ratio then); with
 #                       COMMAND=0 nothing of the reference's is needed (no tutorial, no .venv-ref)
@@ -311,6 +314,22 @@ for seed in $SEEDS; do
                 --seed "$seed" > "$dir/stdout.log" 2>&1 || rc=$?
             finished "$label" "$seed" "$dir" "$t0" "$rc"
         done
+    fi
+
+    # The same PyTorch training in the ranks' own processes: the Python package's tutorial
+    # (tutorials/python/torch_ddp_example.py, propulate_rs.optimize), from .venv-python.
+    if [ "${PYTHON_PACKAGE:-0}" = 1 ]; then
+        dir=$WORK/python-seed$seed
+        rm -rf "$dir" && mkdir -p "$dir"
+        log "python (tutorials/python/torch_ddp_example.py), seed $seed"
+        t0=$(now)
+        rc=0
+        timeout -k 30 "$TIMEOUT" mpirun -np "$NP" --bind-to none -x OMP_NUM_THREADS \
+            "$REPO_ROOT/.venv-python/bin/python" -m mpi4py "$REPO_ROOT/tutorials/python/torch_ddp_example.py" \
+            --ranks-per-worker "$RANKS_PER_WORKER" --generations "$GENERATIONS" --data "$DATA" \
+            --train-images "$TRAIN_IMAGES" --valid-images "$VALID_IMAGES" --epochs "$EPOCHS" --batch 8 \
+            --seed "$seed" --checkpoint "$dir/ckpt" --out "$dir" > "$dir/stdout.log" 2>&1 || rc=$?
+        finished python "$seed" "$dir" "$t0" "$rc"
     fi
 done
 

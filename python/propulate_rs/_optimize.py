@@ -189,6 +189,6 @@ def optimize(loss, space, *, comm=None, **opts):
         data = json.loads(_native.run(evaluate, engine_space, words, MPI._addressof(comm), name))
         # World rank 0 holds every trial; every rank gets the same result.
         data["trials"] = comm.bcast(data["trials"] if comm.rank == 0 else None, root=0)
-        return Result(data)
+        return Result(data, order=list(space))
     finally:
         worker_comm.Free()

@@ -15,9 +15,11 @@ class Trial:
         "objectives", "metrics", "curve", "pruned", "duration_s", "lineage",
     )
 
-    def __init__(self, record):
+    def __init__(self, record, order=None):
         loss = record.get("loss")
-        self.params = record["params"]
+        params = record["params"]
+        # The search space's order (the engine's JSON sorts the names).
+        self.params = {name: params[name] for name in order if name in params} if order else params
         self.loss = math.inf if loss is None else loss
         self.failure = record.get("failure")
         self.island = record.get("island", 0)
@@ -63,11 +65,12 @@ class Result:
     made), ``emigrated``, ``wall_s``,
     ``propagator`` (the one it bred with, every setting)."""
 
-    def __init__(self, data):
-        self.best = Trial(data["best"][0]) if data["best"] else None
-        self.islands = [Trial(island[0]) for island in data["islands"] if island]
-        self.trials = sorted((Trial(t) for t in data["trials"]), key=lambda t: (t.island, t.worker, t.generation))
-        self.front = [Trial(t) for t in data["front"]]
+    def __init__(self, data, order=None):
+        self.best = Trial(data["best"][0], order) if data["best"] else None
+        self.islands = [Trial(island[0], order) for island in data["islands"] if island]
+        trials = (Trial(t, order) for t in data["trials"])
+        self.trials = sorted(trials, key=lambda t: (t.island, t.worker, t.generation))
+        self.front = [Trial(t, order) for t in data["front"]]
         self.objectives = data["objectives"]
         self.evaluations = data["evaluations"]
         self.failed = data["failed"]

@@ -35,6 +35,7 @@ class Study:
     def __init__(self, space, propagator="auto", *, seed=0, budget=200, workers=1, **settings):
         if not isinstance(propagator, str):
             raise TypeError(f"propagator is a name, not {propagator!r}")
+        self._order = list(space) if isinstance(space, dict) else None
         self._native = _native._Study(space_json(space), propagator, json.dumps(settings), int(seed), int(budget),
                                       int(workers))
 
@@ -43,6 +44,7 @@ class Study:
         """The study saved at ``path`` (``Study.save``), with its trials running and told."""
         study = cls.__new__(cls)
         study._native = _native._Study.load(str(path))
+        study._order = study._native.names()
         return study
 
     def save(self, path):
@@ -88,7 +90,7 @@ class Study:
     @property
     def trials(self):
         """Every trial told, in the order told."""
-        return [Trial(t) for t in json.loads(self._native.trials())]
+        return [Trial(t, self._order) for t in json.loads(self._native.trials())]
 
     @property
     def running(self):

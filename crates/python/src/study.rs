@@ -239,6 +239,11 @@ impl Study {
         })
     }
 
+    /// The parameters' names, in the space's order.
+    fn names(&self) -> PyResult<Vec<String>> {
+        self.with(|s| Ok(s.saved.space.params().iter().map(|p| p.name.clone()).collect()))
+    }
+
     /// The numbers of the trials asked and not told yet.
     fn running(&self) -> PyResult<Vec<u64>> {
         self.with(|s| Ok(s.running.keys().copied().collect()))

@@ -40,10 +40,10 @@ def test_keyboard_interrupt_in_the_loss_stops_the_run_and_the_next_one_resumes(t
     assert sorted(t.generation for t in result.trials) == list(range(10))
 
 
-def test_ctrl_c_raises_keyboard_interrupt_with_the_checkpoint_whole(tmp_path):
+def test_ctrl_c_raises_keyboard_interrupt_with_the_checkpoint_whole(tmp_path, job_env):
     checkpoint, log = str(tmp_path / "ck"), str(tmp_path / "calls")
     job = subprocess.Popen([sys.executable, RESUMABLE, checkpoint, log, "0.1"], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+                           stderr=subprocess.PIPE, text=True, env=job_env)
     deadline = time.time() + 60
     while calls(log) < 5 and time.time() < deadline:
         time.sleep(0.05)
@@ -52,17 +52,17 @@ def test_ctrl_c_raises_keyboard_interrupt_with_the_checkpoint_whole(tmp_path):
     assert job.returncode != 0 and "KeyboardInterrupt" in err, err
     before = calls(log)
     done = subprocess.run([sys.executable, RESUMABLE, checkpoint, log, "0"], capture_output=True, text=True,
-                          timeout=120, check=True)
+                          timeout=120, check=True, env=job_env)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["evaluations"] == 30 and before - 1 <= result["resumed"] <= before
     assert calls(log) <= 30 + 1
 
 
-def test_kill_9_of_an_mpirun_job_loses_nothing_and_repeats_only_what_ran(tmp_path):
+def test_kill_9_of_an_mpirun_job_loses_nothing_and_repeats_only_what_ran(tmp_path, job_env):
     mpirun = ["mpirun", "-np", "4", sys.executable, "-m", "mpi4py"]
     checkpoint, log = str(tmp_path / "ck"), str(tmp_path / "calls")
     job = subprocess.Popen(mpirun + [RESUMABLE, checkpoint, log, "0.1"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, start_new_session=True)
+                           stderr=subprocess.DEVNULL, start_new_session=True, env=job_env)
     deadline = time.time() + 120
     while calls(log) < 30 and time.time() < deadline and job.poll() is None:
         time.sleep(0.05)
@@ -78,7 +78,7 @@ def test_kill_9_of_an_mpirun_job_loses_nothing_and_repeats_only_what_ran(tmp_pat
     first = calls(log)
     assert 30 <= first < 120, first
     done = subprocess.run(mpirun + [RESUMABLE, checkpoint, log, "0"], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, env=job_env)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     ids = {tuple(i) for i in result["ids"]}

@@ -11,23 +11,23 @@ MPIRUN = ["mpirun", "-np", "4", sys.executable, "-m", "mpi4py"]
 FASHION = "/usr/share/datasets/fashion-mnist"
 
 
-def test_islands_example(tmp_path):
+def test_islands_example(tmp_path, job_env):
     done = subprocess.run(MPIRUN + [os.path.join(ROOT, "tutorials/python/islands_example.py"), "--generations", "40",
                                     "--checkpoint", str(tmp_path / "ck")],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=job_env)
     assert done.returncode == 0, done.stderr
     assert "island 0: best" in done.stdout and "island 1: best" in done.stdout
     assert "after 160 evaluations" in done.stdout
 
 
-def test_torch_ddp_example(tmp_path):
+def test_torch_ddp_example(tmp_path, job_env):
     pytest.importorskip("torch")
     if not os.path.isdir(FASHION):
         pytest.skip(f"no Fashion-MNIST in {FASHION} (Debian's dataset-fashion-mnist)")
     done = subprocess.run(MPIRUN + [os.path.join(ROOT, "tutorials/python/torch_ddp_example.py"), "--generations", "1",
                                     "--epochs", "2", "--train-images", "200", "--valid-images", "100",
                                     "--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env=job_env)
     assert done.returncode == 0, done.stderr
     assert "best validation loss" in done.stdout and "2 trainings" in done.stdout
     assert (tmp_path / "out" / "trials.csv").exists()
