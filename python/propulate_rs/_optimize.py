@@ -12,6 +12,7 @@ import math
 import numbers
 import os
 import socket
+import tempfile
 
 from . import _native
 from ._result import Result
@@ -173,6 +174,41 @@ def optimize(loss, space, *, comm=None, **opts):
         raise TypeError(f"the loss must be callable, not {loss!r}")
     _library_check(MPI)
     comm = MPI.COMM_WORLD if comm is None else comm
+    enqueue_file = _enqueue_file(opts)
+    try:
+        return _optimize(MPI, loss, space, comm, opts)
+    finally:
+        if enqueue_file is not None:
+            os.unlink(enqueue_file)
+
+
+def _enqueue_file(opts):
+    """``enqueue=[{...}, ...]``: the configurations as a JSON-lines file for ``--enqueue`` (its
+    path replaces the list in ``opts``); a path is taken as it is."""
+    known = opts.get("enqueue")
+    if known is None or isinstance(known, (str, os.PathLike)):
+        return None
+    if not isinstance(known, (list, tuple)) or not all(isinstance(c, dict) for c in known):
+        raise ValueError("option enqueue is a list of dicts (parameter name to value) or a file's path")
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        for configuration in known:
+            f.write(json.dumps({str(k): _plain(v) for k, v in configuration.items()}) + "\n")
+    opts["enqueue"] = f.name
+    return f.name
+
+
+def _plain(value):
+    """A value of an enqueued configuration as JSON takes it (numpy's scalars as numbers)."""
+    if isinstance(value, (str, bool)) or value is None:
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value
+
+
+def _optimize(MPI, loss, space, comm, opts):
     words = _words(opts)
     engine_space = space_json(space)
     with_context = _takes_context(loss)

@@ -40,8 +40,8 @@ pub use propulate_core::{
     Direction, Individual, IndividualId, IslandSpec, Lineage, Objective, Params, SearchSpace, TopologySpec, Value,
 };
 pub use propulate_core::{
-    early_stop, front, functions, individual, layout, lineage, multi_functions, objective, pareto, population,
-    propagator, rng, schedule, space, topology,
+    early_stop, enqueued, front, functions, individual, layout, lineage, multi_functions, objective, pareto,
+    population, propagator, rng, schedule, space, topology,
 };
 pub use propulate_engine::{
     Error, Interrupted, LossError, LossResult, LossValue, ObjectivesResult, Observer, ObserverMode, Optimizer, Result,

@@ -153,6 +153,11 @@ pub struct RunArgs {
     /// checkpoint exists, the same command simply resumes it.
     #[arg(long, value_name = "DIR", conflicts_with = "no_checkpoint")]
     pub reshape_from: Option<PathBuf>,
+    /// Evaluate these configurations first, in order across the workers, before any is bred: a CSV
+    /// file whose header names the parameters, or JSON lines of objects (name to value). Every
+    /// parameter must be given and inside the space. A resume needs the same file.
+    #[arg(long, value_name = "FILE")]
+    pub enqueue: Option<PathBuf>,
     /// Write one log file per rank into DIR (rank-00000.log, ...): role, host, status lines, failed
     /// evaluations. Appended to when a run is resumed.
     #[arg(long, value_name = "DIR")]

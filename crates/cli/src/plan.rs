@@ -31,6 +31,9 @@ pub(crate) struct SetupFiles {
     pub space: Option<String>,
     /// The text of `--topology FILE` (not for `ring` or `fully-connected`).
     pub topology: Option<String>,
+    /// The text of `--enqueue FILE`.
+    #[serde(default)]
+    pub enqueue: Option<String>,
 }
 
 impl SetupFiles {
@@ -53,7 +56,13 @@ impl SetupFiles {
                 format!("--topology '{path}' is neither fully-connected, ring nor a readable matrix file: {e}")
             })?),
         };
-        Ok(SetupFiles { read_for: (args.topology.clone(), args.trial.space.clone()), space, topology })
+        let enqueue = match &args.enqueue {
+            Some(path) => {
+                Some(read_setup_file(path).map_err(|e| format!("--enqueue {}: cannot read it: {e}", path.display()))?)
+            }
+            None => None,
+        };
+        Ok(SetupFiles { read_for: (args.topology.clone(), args.trial.space.clone()), space, topology, enqueue })
     }
 
     /// Whether these files are the ones `args` name: a rank given another `--topology` or
@@ -139,6 +148,10 @@ impl Plan {
         let ranks_per_worker =
             args.layout.ranks_per_worker.unwrap_or_else(|| task.default_ranks_per_worker(world_size));
         let checkpoint = args.checkpoint_dir(&task.name());
+        let enqueued = match (&args.enqueue, &files.enqueue) {
+            (Some(path), Some(text)) => propulate::enqueued::parse(text, &path.display().to_string())?,
+            _ => Vec::new(),
+        };
         let objectives = super::objectives::declared(args, task.as_ref())?;
         // The task's default may model one loss (command trials: the GP); several objectives
         // breed genetically unless --propagator says otherwise.
@@ -168,6 +181,7 @@ impl Plan {
             }),
             // Only the result files (--out) list every evaluation; the end table has its totals.
             gather_trials: args.out.is_some(),
+            enqueued,
             ..RunConfig::default()
         };
         Ok(Plan { task, config })

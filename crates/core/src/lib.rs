@@ -8,6 +8,7 @@
 mod bayes;
 pub mod curve;
 pub mod early_stop;
+pub mod enqueued;
 pub mod error;
 pub mod front;
 pub mod functions;

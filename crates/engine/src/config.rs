@@ -66,6 +66,12 @@ pub struct RunConfig {
     /// run's Pareto front are the same either way. Not recorded: a resume may choose either.
     #[serde(skip, default = "gather_trials_by_default")]
     pub gather_trials: bool,
+    /// Configurations to evaluate first, by parameter name (`--enqueue FILE`): configuration k is
+    /// the child of worker `k mod workers` in its generation `k / workers`, so each worker
+    /// evaluates its share, in order, before it breeds, and a resume evaluates each exactly once.
+    /// Recorded only when given; a resume with others is refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enqueued: Vec<propulate_core::enqueued::Configuration>,
 }
 
 fn gather_trials_by_default() -> bool {
@@ -104,6 +110,7 @@ impl Default for RunConfig {
             top_n: 1,
             checkpoint: None,
             gather_trials: true,
+            enqueued: Vec::new(),
         }
     }
 }

@@ -139,6 +139,16 @@ impl Optimizer {
         self.config.objectives = objectives;
         self
     }
+    /// Evaluate these configurations first (each a map of parameter name to value: a number, or a
+    /// categorical's choice as a string), in order across the workers: configuration k is worker
+    /// `k mod workers`'s child of its generation `k / workers`. A configuration that misses a
+    /// parameter, names an unknown one or lies outside the space is an error naming it, before
+    /// anything is evaluated; [`enqueued::parse`](propulate_core::enqueued::parse) reads them from
+    /// CSV or JSON lines.
+    pub fn enqueue(mut self, configurations: Vec<propulate_core::enqueued::Configuration>) -> Self {
+        self.config.enqueued = configurations;
+        self
+    }
     /// Print a progress line on rank 0 (installs a [`ProgressLine`] observer).
     pub fn progress(self, on: bool) -> Self {
         if on { self.observer(ObserverMode::Always, ProgressLine::default()) } else { self }

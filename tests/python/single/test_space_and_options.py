@@ -131,3 +131,21 @@ def test_results_convert_to_pandas():
     frame = result.to_pandas()
     assert isinstance(frame, pandas.DataFrame) and len(frame) == 5
     assert {"x", "loss", "island", "worker", "generation"} <= set(frame.columns)
+
+
+def test_enqueued_configurations_are_evaluated_first_in_order():
+    seen = []
+
+    def loss(params):
+        seen.append(dict(params))
+        return (params["x"] - 1) ** 2 + params["n"]
+
+    known = [{"x": 0.25, "n": 2, "act": "tanh"}, {"x": -1.5, "n": 0, "act": "relu"}]
+    result = pr.optimize(loss, {"x": pr.Float(-2, 2), "n": pr.Int(0, 3), "act": ["relu", "tanh"]}, generations=6,
+                         enqueue=known, no_checkpoint=True, quiet=True)
+    assert seen[:2] == known and result.evaluations == 6
+    with pytest.raises(ValueError, match="enqueued configuration 1: parameter 'n' has 7, outside"):
+        pr.optimize(loss, {"x": pr.Float(-2, 2), "n": pr.Int(0, 3)}, enqueue=[{"x": 0.0, "n": 7}],
+                    no_checkpoint=True, quiet=True)
+    with pytest.raises(ValueError, match="list of dicts"):
+        pr.optimize(loss, {"x": pr.Float(-2, 2)}, enqueue=[0.5], no_checkpoint=True)

@@ -47,6 +47,8 @@ pub(crate) struct Run<'a> {
     pub stopper: Option<&'a dyn EarlyStopper>,
     /// The checkpoint's training states (population-based training), when checkpointing.
     pub states: Option<TrainingStates>,
+    /// The values of the configurations to evaluate first ([`RunConfig::enqueued`]).
+    pub enqueued: Vec<Vec<propulate_core::Value>>,
 }
 
 impl Run<'_> {
@@ -126,6 +128,14 @@ where
                 .into(),
         ));
     }
+    let enqueued = propulate_core::enqueued::all_values(space, &resolved.enqueued)?;
+    if trains_members && !enqueued.is_empty() {
+        return Err(crate::error::Error::InvalidConfig(
+            "population-based training starts every member fresh and then continues it: it takes no enqueued \
+             configurations (leave out --enqueue)"
+                .into(),
+        ));
+    }
     if trains_members && resolved.checkpoint.is_none() {
         return Err(crate::error::Error::InvalidConfig(
             "population-based training keeps its members' training states under the checkpoint directory: \
@@ -155,7 +165,8 @@ where
     world.barrier()?;
     let states = cfg.checkpoint.as_ref().map(|ck| TrainingStates::new(&ck.dir));
     let states_on_disk = states.clone();
-    let run = Run { cfg, space, layout, rank, device: launch.device(), start: Instant::now(), stopper, states };
+    let run =
+        Run { cfg, space, layout, rank, device: launch.device(), start: Instant::now(), stopper, states, enqueued };
 
     // A panic outside the loss (a custom propagator, an internal invariant) must end the job too:
     // unwinding would leave the other ranks waiting for this one.

@@ -268,6 +268,13 @@ impl Manifest {
                 describe_objectives(&config.objectives)
             ));
         }
+        if self.config.enqueued != config.enqueued {
+            d.push(format!(
+                "enqueued configurations: checkpoint has {}, this run has {} (give the same --enqueue)",
+                self.config.enqueued.len(),
+                config.enqueued.len()
+            ));
+        }
         if self.config.pollination != config.pollination {
             d.push(format!(
                 "pollination: checkpoint has {}, this run has {}",

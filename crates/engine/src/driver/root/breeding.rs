@@ -41,7 +41,9 @@ impl RootWorker<'_, '_> {
         let space = self.run.space;
         // Propagators that keep per-worker state in the population (PSO's particles) learn who breeds.
         let breeder = self.breeder(generation);
-        let mut children = if gone.is_empty() {
+        let mut children = if let Some(values) = self.enqueued_for(generation) {
+            vec![Individual::new(values.clone())]
+        } else if gone.is_empty() {
             self.propagator.propagate_as(breeder, &self.population, space, &mut self.rng)?
         } else {
             let pool = Excluding { pool: &self.population, gone };
@@ -76,6 +78,19 @@ impl RootWorker<'_, '_> {
         ind.migration_steps = 0;
         ind.history = vec![self.island as u32];
         Ok(ind)
+    }
+
+    /// The configuration known in advance that is this worker's child of `generation`, if any:
+    /// configuration k goes to worker `k mod workers` in its generation `k / workers`, counted
+    /// from the run's first generation.
+    fn enqueued_for(&self, generation: u64) -> Option<&Vec<propulate_core::Value>> {
+        let enqueued = &self.run.enqueued;
+        if enqueued.is_empty() {
+            return None;
+        }
+        let round = usize::try_from(generation.checked_sub(self.generation_offset)?).ok()?;
+        let k = round.checked_mul(self.run.layout.workers())?.checked_add(self.worker)?;
+        enqueued.get(k)
     }
 
     /// The member `child` would exploit, when its training state is no longer on disk.

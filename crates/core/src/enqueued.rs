@@ -1,0 +1,168 @@
+//! Configurations known in advance (`--enqueue FILE`, `Optimizer::enqueue`, Python's
+//! `enqueue=`): points a researcher wants evaluated first, given by parameter name. They are
+//! read from a CSV file with a header of parameter names or from JSON lines of objects, kept by
+//! name (as the checkpoint records them), and turned into values of the search space once, with
+//! every problem named: the configuration (its line), the parameter and what is wrong.
+
+use serde_json::{Map, Value as Json};
+
+use crate::error::{Error, Result};
+use crate::space::{Domain, SearchSpace, Value};
+
+/// One configuration by parameter name: numbers, or a categorical's choice as a string.
+pub type Configuration = Map<String, Json>;
+
+/// The configurations in `text`: JSON lines of objects when its first line that is not blank
+/// starts with `{`, else CSV whose first line names the parameters (commas separate the fields;
+/// fields are not quoted). `source` names the text in errors (a file's path).
+pub fn parse(text: &str, source: &str) -> Result<Vec<Configuration>> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let Some((first_no, first)) = lines.next() else {
+        return Err(bad(source, 0, "holds no configuration"));
+    };
+    if first.trim_start().starts_with('{') {
+        std::iter::once((first_no, first))
+            .chain(lines)
+            .map(|(no, line)| match serde_json::from_str::<Json>(line) {
+                Ok(Json::Object(object)) => Ok(object),
+                Ok(_) => Err(bad(source, no + 1, "is not a JSON object of parameter names to values")),
+                Err(e) => Err(bad(source, no + 1, &format!("is not JSON: {e}"))),
+            })
+            .collect()
+    } else {
+        let header: Vec<&str> = first.split(',').map(str::trim).collect();
+        if let Some(empty) = header.iter().position(|h| h.is_empty()) {
+            return Err(bad(source, first_no + 1, &format!("(the header) has an empty name in column {}", empty + 1)));
+        }
+        lines
+            .map(|(no, line)| {
+                let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+                if fields.len() != header.len() {
+                    let m = format!("has {} fields for the header's {} names", fields.len(), header.len());
+                    return Err(bad(source, no + 1, &m));
+                }
+                Ok(header.iter().zip(fields).map(|(name, field)| (name.to_string(), csv_value(field))).collect())
+            })
+            .collect()
+    }
+}
+
+/// A CSV field as JSON: a number where it reads as one, else the text.
+fn csv_value(field: &str) -> Json {
+    if let Ok(n) = field.parse::<i64>() {
+        return Json::from(n);
+    }
+    match field.parse::<f64>() {
+        Ok(x) if x.is_finite() => Json::from(x),
+        _ => Json::from(field),
+    }
+}
+
+fn bad(source: &str, line: usize, what: &str) -> Error {
+    let at = if line == 0 { String::new() } else { format!(", line {line},") };
+    Error::InvalidConfig(format!("configurations to enqueue: {source}{at} {what}"))
+}
+
+/// The values of `configuration` in `space`, or an error naming the parameter: every parameter
+/// of the space given, no other name, each value of its parameter's kind and inside its bounds.
+pub fn values(space: &SearchSpace, configuration: &Configuration) -> Result<Vec<Value>> {
+    let bad = |m: String| Error::InvalidConfig(m);
+    if let Some(unknown) = configuration.keys().find(|k| space.index_of(k).is_none()) {
+        let names: Vec<&str> = space.params().iter().map(|p| p.name.as_str()).collect();
+        return Err(bad(format!("no parameter '{unknown}' in the search space (it has {})", names.join(", "))));
+    }
+    let values = space
+        .params()
+        .iter()
+        .map(|p| {
+            let name = &p.name;
+            let given = configuration.get(name).ok_or_else(|| bad(format!("parameter '{name}' is not given")))?;
+            match (&p.domain, given) {
+                (Domain::Float { .. }, Json::Number(n)) => Ok(Value::Float(n.as_f64().unwrap_or(f64::NAN))),
+                (Domain::Int { .. }, Json::Number(n)) => match n.as_i64() {
+                    Some(k) => Ok(Value::Int(k)),
+                    None => Err(bad(format!("parameter '{name}' is an integer, not {n}"))),
+                },
+                (Domain::Categorical { choices }, Json::String(s)) => match choices.iter().position(|c| c == s) {
+                    Some(k) => Ok(Value::Cat(k as u32)),
+                    None => {
+                        Err(bad(format!("parameter '{name}' has no choice '{s}' (choices: {})", choices.join(", "))))
+                    }
+                },
+                (Domain::Categorical { .. }, other) => {
+                    Err(bad(format!("parameter '{name}' is categorical: give one of its choices, not {other}")))
+                }
+                (_, other) => Err(bad(format!("parameter '{name}' is a number, not {other}"))),
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    space.check_values(&values).map_err(|e| match e {
+        Error::OutsideSpace(m) => bad(m),
+        other => other,
+    })?;
+    Ok(values)
+}
+
+/// The values of every configuration, or the first problem with the configuration's number
+/// (1-based, as in its file).
+pub fn all_values(space: &SearchSpace, configurations: &[Configuration]) -> Result<Vec<Vec<Value>>> {
+    configurations
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            values(space, c).map_err(|e| match e {
+                Error::InvalidConfig(m) => Error::InvalidConfig(format!("enqueued configuration {}: {m}", i + 1)),
+                other => other,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space() -> SearchSpace {
+        SearchSpace::builder()
+            .log_float("lr", 1e-4, 1e-1)
+            .int("layers", 1, 8)
+            .categorical("act", &["relu", "tanh"])
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn csv_and_json_lines_give_the_same_configurations() {
+        let csv = parse("lr, layers, act\n0.01, 3, relu\n\n0.001,8,tanh\n", "a.csv").unwrap();
+        let jsonl = parse(
+            "{\"lr\": 0.01, \"layers\": 3, \"act\": \"relu\"}\n{\"lr\": 0.001, \"layers\": 8, \"act\": \"tanh\"}\n",
+            "a.jsonl",
+        )
+        .unwrap();
+        assert_eq!(csv, jsonl);
+        let values = all_values(&space(), &csv).unwrap();
+        assert_eq!(values[0], vec![Value::Float(0.01), Value::Int(3), Value::Cat(0)]);
+        assert_eq!(values[1], vec![Value::Float(0.001), Value::Int(8), Value::Cat(1)]);
+    }
+
+    #[test]
+    fn every_problem_names_the_configuration_and_the_parameter() {
+        let e = |text: &str| {
+            let configs = match parse(text, "f") {
+                Ok(c) => c,
+                Err(e) => return e.to_string(),
+            };
+            all_values(&space(), &configs).unwrap_err().to_string()
+        };
+        assert!(e("lr,layers,act\n0.5,3,relu\n").contains("configuration 1: parameter 'lr' has 0.5, outside"));
+        assert!(e("lr,layers,act\n0.01,3,relu\n0.01,9,relu\n").contains("configuration 2: parameter 'layers'"));
+        assert!(e("lr,layers,act\n0.01,3,gelu\n").contains("no choice 'gelu'"));
+        assert!(e("lr,layers,act\n0.01,3.5,relu\n").contains("'layers' is an integer"));
+        assert!(e("lr,layers\n0.01,3\n").contains("parameter 'act' is not given"));
+        assert!(e("lr,layers,act,depth\n0.01,3,relu,2\n").contains("no parameter 'depth'"));
+        assert!(e("lr,layers,act\n0.01,3\n").contains("f, line 2, has 2 fields"));
+        assert!(e("{\"lr\": 0.01}\n[1]\n").contains("line 2, is not a JSON object"));
+        assert!(e("{\"lr\": 0.01, \"layers\": 3, \"act\": 1}\n").contains("'act' is categorical"));
+        assert!(e("\n\n").contains("holds no configuration"));
+    }
+}
