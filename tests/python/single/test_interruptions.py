@@ -87,3 +87,23 @@ def test_kill_9_of_an_mpirun_job_loses_nothing_and_repeats_only_what_ran(tmp_pat
     # What was journaled is not evaluated again; at most the 4 running evaluations are.
     assert first - 4 <= result["resumed"] <= first
     assert calls(log) <= 120 + 4
+
+
+@pytest.mark.parametrize("first", ["propulate_rs", "mpi4py"])
+def test_mpi4py_may_be_imported_before_or_after_and_stays_initialized(first, job_env):
+    imports = {"propulate_rs": "import propulate_rs as pr", "mpi4py": "from mpi4py import MPI"}
+    second = "mpi4py" if first == "propulate_rs" else "propulate_rs"
+    script = "\n".join([
+        imports[first],
+        imports[second],
+        "result = pr.optimize(lambda p: p['x'] ** 2, {'x': pr.Float(-1, 1)}, generations=5, no_checkpoint=True,",
+        "                     quiet=True)",
+        # MPI is mpi4py's: still initialized after the run, and usable.
+        "assert MPI.Is_initialized() and not MPI.Is_finalized()",
+        "assert MPI.COMM_WORLD.allreduce(1) == MPI.COMM_WORLD.size",
+        "print('evaluations', result.evaluations)",
+    ])
+    done = subprocess.run(["mpirun", "-np", "2", sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, env=job_env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("evaluations 10") == 2
