@@ -31,3 +31,20 @@ def test_torch_ddp_example(tmp_path, job_env):
     assert done.returncode == 0, done.stderr
     assert "best validation loss" in done.stdout and "2 trainings" in done.stdout
     assert (tmp_path / "out" / "trials.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "tutorial, ranks, says",
+    [
+        ("custom_loss.py", 4, ["200 evaluations", "ValueError: diverged: 8 sigmoid layers", "the loss is NaN"]),
+        ("multi_rank_worker.py", 8, ["4 workers of 2 ranks, 400 evaluations"]),
+        ("pbt.py", 4, ["exploited a better member", "best validation loss"]),
+    ],
+)
+def test_the_library_tutorials_in_python(tutorial, ranks, says, tmp_path, job_env):
+    mpirun = ["mpirun", "-np", str(ranks), sys.executable, "-m", "mpi4py"]
+    done = subprocess.run(mpirun + [os.path.join(ROOT, "tutorials/python", tutorial), str(tmp_path / "ck")],
+                          capture_output=True, text=True, timeout=300, env=job_env)
+    assert done.returncode == 0, done.stderr
+    for text in says:
+        assert text in done.stdout, done.stdout
