@@ -16,7 +16,7 @@ import tempfile
 
 from . import _native
 from ._result import Result
-from ._space import space_json
+from ._space import plain_value, space_json
 
 __all__ = ["optimize", "options"]
 
@@ -192,20 +192,9 @@ def _enqueue_file(opts):
         raise ValueError("option enqueue is a list of dicts (parameter name to value) or a file's path")
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         for configuration in known:
-            f.write(json.dumps({str(k): _plain(v) for k, v in configuration.items()}) + "\n")
+            f.write(json.dumps({str(k): plain_value(v) for k, v in configuration.items()}) + "\n")
     opts["enqueue"] = f.name
     return f.name
-
-
-def _plain(value):
-    """A value of an enqueued configuration as JSON takes it (numpy's scalars as numbers)."""
-    if isinstance(value, (str, bool)) or value is None:
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    return value
 
 
 def _optimize(MPI, loss, space, comm, opts):

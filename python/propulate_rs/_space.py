@@ -98,6 +98,17 @@ def _from_limits(name, limits):
     return Int(low, high) if ints else Float(low, high)
 
 
+def plain_value(value):
+    """A parameter's value as JSON takes it: numpy's scalars as plain numbers."""
+    if isinstance(value, (str, bool)) or value is None:
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value
+
+
 def space_json(space):
     """The engine's space (JSON) of ``space``, a dict of name to parameter; ``ValueError`` naming
     the parameter for anything wrong in it."""

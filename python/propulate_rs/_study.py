@@ -7,7 +7,7 @@ import math
 
 from . import _native
 from ._result import Trial
-from ._space import space_json
+from ._space import plain_value, space_json
 
 __all__ = ["Study", "AskedTrial"]
 
@@ -50,6 +50,14 @@ class Study:
     def save(self, path):
         """Save the study (the space, the propagator with every setting, every trial) to ``path``."""
         self._native.save(str(path))
+
+    def enqueue(self, params):
+        """Have the next ``ask`` return ``params`` (a dict of every parameter), before anything is
+        bred; several are asked in the order enqueued. ``ValueError`` names a parameter that is
+        missing, unknown or outside the space."""
+        if not isinstance(params, dict):
+            raise ValueError(f"enqueue takes a dict of parameter name to value, not {params!r}")
+        self._native.enqueue(json.dumps({str(k): plain_value(v) for k, v in params.items()}))
 
     def ask(self):
         """The next trial to run."""

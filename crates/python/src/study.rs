@@ -15,7 +15,7 @@ use propulate::individual::IndividualId;
 use propulate::population::Population;
 use propulate::propagator::{Breeder, Problem, Propagator, PropagatorSpec};
 use propulate::rng::worker_rng;
-use propulate::{Individual, SearchSpace};
+use propulate::{Individual, SearchSpace, Value};
 
 use crate::task::{params_dict, space_from_json};
 
@@ -33,6 +33,9 @@ struct Saved {
     told: Vec<Individual>,
     /// Trials asked and not told yet.
     running: Vec<Individual>,
+    /// Configurations enqueued and not asked yet, in order (`Study.enqueue`).
+    #[serde(default)]
+    enqueued: Vec<Vec<Value>>,
 }
 
 const FORMAT: u32 = 1;
@@ -66,10 +69,13 @@ impl State {
         // Trial n draws from block n of the stream, as a worker's generation n does.
         rng.set_word_pos(u128::from(generation) << 40);
         let breeder = Breeder { island: 0, worker: 0, generation, since: 0 };
-        let mut children = self
-            .propagator
-            .propagate_as(breeder, &self.population, &self.saved.space, &mut rng)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let mut children = if self.saved.enqueued.is_empty() {
+            self.propagator
+                .propagate_as(breeder, &self.population, &self.saved.space, &mut rng)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?
+        } else {
+            vec![Individual::new(self.saved.enqueued.remove(0))]
+        };
         if children.is_empty() {
             return Err(PyValueError::new_err(format!("propagator {} bred no child", self.propagator.name())));
         }
@@ -129,6 +135,7 @@ impl State {
             asked: self.saved.asked,
             told: self.saved.told.clone(),
             running: self.running.values().cloned().collect(),
+            enqueued: self.saved.enqueued.clone(),
         }
     }
 }
@@ -174,8 +181,16 @@ impl Study {
             all.extend(settings);
             PropagatorSpec::from_settings(propagator, all).map_err(bad)?
         };
-        let saved =
-            Saved { format: FORMAT, space, propagator: spec, seed, asked: 0, told: Vec::new(), running: Vec::new() };
+        let saved = Saved {
+            format: FORMAT,
+            space,
+            propagator: spec,
+            seed,
+            asked: 0,
+            told: Vec::new(),
+            running: Vec::new(),
+            enqueued: Vec::new(),
+        };
         Ok(Study { state: Mutex::new(State::new(saved)?) })
     }
 
@@ -236,6 +251,19 @@ impl Study {
                 })
                 .collect();
             Ok(serde_json::Value::from(records).to_string())
+        })
+    }
+
+    /// Ask `configuration` (JSON: parameter name to value) before anything is bred, after those
+    /// enqueued before it; an error names what does not fit the space.
+    fn enqueue(&self, configuration: &str) -> PyResult<()> {
+        let configuration: propulate::enqueued::Configuration =
+            serde_json::from_str(configuration).map_err(|e| PyValueError::new_err(format!("configuration: {e}")))?;
+        self.with(|s| {
+            let values = propulate::enqueued::values(&s.saved.space, &configuration)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            s.saved.enqueued.push(values);
+            Ok(())
         })
     }
 

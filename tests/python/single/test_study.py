@@ -67,3 +67,19 @@ def test_bad_studies_are_refused():
         pr.Study({"x": pr.Float(2, 1)})
     with pytest.raises(OSError):
         pr.Study.load("/nonexistent/study.json")
+
+
+def test_enqueued_configurations_are_asked_first_and_survive_a_save(tmp_path):
+    study = pr.Study(SPACE, "gp", seed=4)
+    study.enqueue({"x": 1.0, "y": -2.0})
+    study.enqueue({"x": 0.5, "y": 0.25})
+    first = study.ask()
+    assert first.params == {"x": 1.0, "y": -2.0}
+    study.save(tmp_path / "s.json")
+    again = pr.Study.load(tmp_path / "s.json")
+    assert again.ask().params == {"x": 0.5, "y": 0.25}
+    assert again.ask().params not in ({"x": 1.0, "y": -2.0}, {"x": 0.5, "y": 0.25})
+    with pytest.raises(ValueError, match="parameter 'y' has 9"):
+        study.enqueue({"x": 0.0, "y": 9.0})
+    with pytest.raises(ValueError, match="parameter 'y' is not given"):
+        study.enqueue({"x": 0.0})
