@@ -127,7 +127,9 @@ fn a_torch_2_9_0_elsewhere_needs_no_bypass() {
 fn the_installed_torch_by_another_path_needs_no_bypass() {
     let installed = Path::new(env!("CARGO_MANIFEST_DIR")).join(".torch");
     if !installed.join(".complete").exists() {
-        eprintln!("no .torch/ install in this checkout: nothing to check");
+        // CI's test command installs it first (scripts/test.sh): there, its absence is a failure.
+        assert!(std::env::var_os("CI").is_none(), "CI without .torch/: scripts/test.sh installs it before the tests");
+        eprintln!("SKIPPED: no .torch/ install in this checkout (scripts/install-libtorch.sh makes one)");
         return;
     }
     let work = tempfile::tempdir().unwrap();

@@ -57,7 +57,14 @@ exit 137"#,
     assert!(done > 0 && done < 1200, "the first job should have been cut off mid-run ({done} evaluations)");
 
     // The successor: srun works normally; the run completes and the next successor is cancelled.
-    std::thread::sleep(Duration::from_millis(300)); // let the killed ranks' exits settle
+    // The killed ranks are gone before the successor starts (their command lines name the work
+    // directory): a successor beside a dying rank would meet its journal lock.
+    let started = std::time::Instant::now();
+    let work_dir = work.path().display().to_string();
+    while Command::new("pgrep").args(["-f", &work_dir]).output().is_ok_and(|o| o.status.success()) {
+        assert!(started.elapsed() < Duration::from_secs(30), "the killed job's processes outlived kill -9");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     shim(&shims, "srun", r#"exec mpirun -np 4 --bind-to none "$@" -q"#);
     let out = job(&shims, work.path(), 2, "101");
     let stdout = String::from_utf8_lossy(&out.stdout);
