@@ -89,7 +89,7 @@ impl State {
         child.responsible_worker = 0;
         child.migration_steps = 0;
         child.history = vec![0];
-        child.start_us = chrono_now_us();
+        child.start_us = now_us();
         self.saved.asked += 1;
         self.population.start_running(child.clone());
         self.running.insert(generation, child.clone());
@@ -105,7 +105,7 @@ impl State {
                 format!("trial {number} was never asked (asked so far: {})", self.saved.asked)
             }));
         };
-        ind.duration_s = ((chrono_now_us() - ind.start_us) as f64 / 1e6).max(0.0);
+        ind.duration_s = ((now_us() - ind.start_us) as f64 / 1e6).max(0.0);
         match (loss, failure) {
             (Some(x), None) if x.is_finite() => ind.loss = x,
             (Some(x), None) => {
@@ -140,7 +140,7 @@ impl State {
     }
 }
 
-fn chrono_now_us() -> i64 {
+fn now_us() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
