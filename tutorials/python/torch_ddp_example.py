@@ -25,7 +25,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "pytorch_ddp"))
-from train import Net, dataset  # noqa: E402 - the command-trial tutorial's network and data
+from train import Net, dataset, validate  # noqa: E402 - the command-trial tutorial's network, data, validation
 
 import propulate_rs as pr  # noqa: E402
 
@@ -73,16 +73,7 @@ def make_loss(args):
                 F.nll_loss(model(x.to(device)), y.to(device)).backward()
                 optimizer.step()
             schedule.step()
-            model.eval()
-            totals = torch.zeros(3, dtype=torch.float64, device=device)  # summed loss, correct, images
-            with torch.no_grad():
-                for x, y in valid_loader:
-                    out, y = model(x.to(device)), y.to(device)
-                    totals += torch.stack([F.nll_loss(out, y, reduction="sum").double(),
-                                           (out.argmax(1) == y).sum().double(),
-                                           torch.tensor(float(len(y)), dtype=torch.float64, device=device)])
-            dist.all_reduce(totals)
-            value, accuracy = (totals[0] / totals[2]).item(), (totals[1] / totals[2]).item()
+            value, accuracy = validate(model, valid_loader, device)
             if value < best:
                 best = value
                 ctx.record("accuracy", accuracy)

@@ -84,6 +84,22 @@ class Net(nn.Module):
         return F.log_softmax(self.classifier(self.features(x).flatten(1)), dim=1)
 
 
+def validate(model, loader, device):
+    """The mean validation loss and accuracy over the whole validation set: each process its
+    shard, summed over the processes."""
+    model.eval()
+    totals = torch.zeros(3, dtype=torch.float64, device=device)  # summed loss, correct, images
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x.to(device))
+            y = y.to(device)
+            totals += torch.stack([F.nll_loss(out, y, reduction="sum").double(),
+                                   (out.argmax(1) == y).sum().double(),
+                                   torch.tensor(float(len(y)), dtype=torch.float64, device=device)])
+    dist.all_reduce(totals)
+    return (totals[0] / totals[2]).item(), (totals[1] / totals[2]).item()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--conv_layers", type=int, default=3)
@@ -149,17 +165,7 @@ def main():
             optimizer.step()
         schedule.step()
 
-        model.eval()
-        totals = torch.zeros(3, dtype=torch.float64, device=device)  # summed loss, correct, images
-        with torch.no_grad():
-            for x, y in valid_loader:
-                out = model(x.to(device))
-                y = y.to(device)
-                totals += torch.stack([F.nll_loss(out, y, reduction="sum").double(),
-                                       (out.argmax(1) == y).sum().double(),
-                                       torch.tensor(float(len(y)), dtype=torch.float64, device=device)])
-        dist.all_reduce(totals)
-        loss, accuracy = (totals[0] / totals[2]).item(), (totals[1] / totals[2]).item()
+        loss, accuracy = validate(model, valid_loader, device)
         best = (loss, accuracy) if pbt else min(best, (loss, accuracy))  # PBT: where the state is
         if rank == 0:
             print(f"epoch {epoch}: validation loss {loss:.4f}, accuracy {accuracy:.4f}", flush=True)

@@ -12,7 +12,7 @@ use propulate::{Error, RunResult};
 use super::args::{Cli, RunArgs};
 use super::objectives::objective_values;
 use super::plan::SetupFiles;
-use super::run::{finish, prepare_task};
+use super::run::{finish, prepare_task, set_up_failure};
 use super::task::Task;
 
 /// The run flags a front's task has no use for: those that choose another task (a function, a
@@ -121,12 +121,8 @@ pub fn run(
         let task = make_task(args)?;
         prepare_task(args, task, &files, world.size(), world.rank())
     });
-    let mine = prepared.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
-    let all = world.all_gather(mine.into_bytes())?;
-    if let Some(rank) = all.iter().position(|m| !m.is_empty()) {
-        let text = String::from_utf8_lossy(&all[rank]);
-        let everywhere = all.iter().all(|m| *m == all[rank]);
-        return Err(FrontError::Setup(if everywhere { text.to_string() } else { format!("rank {rank}: {text}") }));
+    if let Some(message) = set_up_failure(world, prepared.as_ref().err())? {
+        return Err(FrontError::Setup(message));
     }
     let (plan, optimizer) = prepared?;
     let loss = objective_values(plan.task.loss(), plan.config.objectives.clone());

@@ -131,12 +131,7 @@ pub(crate) fn run(args: &RunArgs, cnn: Option<CnnTaskMaker>) -> anyhow::Result<E
 fn run_on(args: &RunArgs, cnn: Option<CnnTaskMaker>, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
     let files = SetupFiles::read_once(args, world);
     let prepared = files.and_then(|files| prepare(args, cnn, &files, world.size(), world.rank()));
-    let mine = prepared.as_ref().err().map(|e| e.to_string()).unwrap_or_default();
-    let all = world.all_gather(mine.into_bytes())?;
-    if let Some(rank) = all.iter().position(|m| !m.is_empty()) {
-        let text = String::from_utf8_lossy(&all[rank]);
-        let everywhere = all.iter().all(|m| *m == all[rank]);
-        let message = if everywhere { text.to_string() } else { format!("rank {rank}: {text}") };
+    if let Some(message) = set_up_failure(world, prepared.as_ref().err())? {
         return fail_together(world, &message);
     }
     let outcome = prepared.and_then(|(plan, optimizer)| {
@@ -152,6 +147,21 @@ fn run_on(args: &RunArgs, cnn: Option<CnnTaskMaker>, world: &mut dyn Communicato
         finish(args, &plan, world.size(), &result)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The ranks agree on their set-up before any other collective: the first failing rank's message
+/// (prefixed with its rank when the others did not fail alike), the same on every rank, or none.
+pub(crate) fn set_up_failure(
+    world: &mut dyn Communicator,
+    mine: Option<&propulate::Error>,
+) -> propulate::Result<Option<String>> {
+    let mine = mine.map(|e| e.to_string()).unwrap_or_default();
+    let all = world.all_gather(mine.into_bytes())?;
+    Ok(all.iter().position(|m| !m.is_empty()).map(|rank| {
+        let text = String::from_utf8_lossy(&all[rank]);
+        let everywhere = all.iter().all(|m| *m == all[rank]);
+        if everywhere { text.to_string() } else { format!("rank {rank}: {text}") }
+    }))
 }
 
 /// An error every rank has: rank 0 reports it, and all exit together with status 2 (a rank leaving
