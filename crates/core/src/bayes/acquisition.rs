@@ -41,6 +41,10 @@ const MIN_VARIANCE: f64 = 1e-18;
 pub(crate) trait Acquisition {
     fn value(&self, x: &[f64]) -> f64;
     fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>);
+    /// [`Acquisition::value`] at each of `xs` (the candidates: thousands per child).
+    fn values(&self, xs: &[Vec<f64>]) -> Vec<f64> {
+        xs.iter().map(|x| self.value(x)).collect()
+    }
 }
 
 /// Log expected improvement below `best` under a process.
@@ -56,11 +60,20 @@ pub(crate) struct LowerConfidence<'a> {
     pub kappa: f64,
 }
 
-impl Acquisition for LowerConfidence<'_> {
-    fn value(&self, x: &[f64]) -> f64 {
-        let (mean, variance) = self.gp.predict(x);
+impl LowerConfidence<'_> {
+    fn of(&self, (mean, variance): (f64, f64)) -> f64 {
         let v = -mean + self.kappa * variance.max(MIN_VARIANCE).sqrt();
         if v.is_nan() { f64::NEG_INFINITY } else { v }
+    }
+}
+
+impl Acquisition for LowerConfidence<'_> {
+    fn value(&self, x: &[f64]) -> f64 {
+        self.of(self.gp.predict(x))
+    }
+
+    fn values(&self, xs: &[Vec<f64>]) -> Vec<f64> {
+        self.gp.predict_many(xs).into_iter().map(|p| self.of(p)).collect()
     }
 
     fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
@@ -77,11 +90,20 @@ impl Acquisition for LowerConfidence<'_> {
     }
 }
 
-impl Acquisition for LogEi<'_> {
-    fn value(&self, x: &[f64]) -> f64 {
-        let (mean, variance) = self.gp.predict(x);
+impl LogEi<'_> {
+    fn of(&self, (mean, variance): (f64, f64)) -> f64 {
         let v = log_expected_improvement(mean, variance.max(MIN_VARIANCE).sqrt(), self.best).0;
         if v.is_nan() { f64::NEG_INFINITY } else { v }
+    }
+}
+
+impl Acquisition for LogEi<'_> {
+    fn value(&self, x: &[f64]) -> f64 {
+        self.of(self.gp.predict(x))
+    }
+
+    fn values(&self, xs: &[Vec<f64>]) -> Vec<f64> {
+        self.gp.predict_many(xs).into_iter().map(|p| self.of(p)).collect()
     }
 
     fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
@@ -130,7 +152,7 @@ pub(crate) fn maximize(
     starts: usize,
     rng: &mut PropRng,
 ) -> Vec<f64> {
-    let scores: Vec<f64> = candidates.iter().map(|c| acquisition.value(c)).collect();
+    let scores = acquisition.values(candidates);
     let top = (0..candidates.len()).fold(0, |b, k| if scores[k] > scores[b] { k } else { b });
     let mut chosen: Vec<Vec<f64>> = vec![candidates[top].clone()];
     chosen.extend(warm.iter().take(starts.saturating_sub(1)).cloned());

@@ -441,6 +441,7 @@ impl Gp {
         told: &[(Vec<Value>, f64)],
         inputs: &[Vec<f64>],
         near: &Bounds,
+        global: &MaternGp,
     ) -> Option<(MaternGp, Vec<Vec<f64>>, Vec<f64>)> {
         let kinds = self.model.kinds();
         let local: Vec<usize> = (0..inputs.len()).filter(|&k| near.contains(&inputs[k], kinds)).collect();
@@ -449,7 +450,8 @@ impl Gp {
         }
         let outputs = standardized(&local.iter().map(|&k| told[k].1).collect::<Vec<f64>>());
         let inputs: Vec<Vec<f64>> = local.iter().map(|&k| inputs[k].clone()).collect();
-        let fitted = MaternGp::fit(self.model.coordinates(), inputs.clone(), outputs.clone())?;
+        // From the whole island's kernel: the region's is a refinement of it (fewer steps).
+        let fitted = MaternGp::fit_from(self.model.coordinates(), inputs.clone(), outputs.clone(), global.hyper())?;
         Some((fitted, inputs, outputs))
     }
 
@@ -493,7 +495,7 @@ impl Gp {
         // told is sorted best first: the region's centre is the island's best point.
         let region = self.trust_region(pool, &inputs[0], &fitted, rng);
         if let Some((_, near)) = &region
-            && let Some(local) = self.region_fit(told, &inputs, near)
+            && let Some(local) = self.region_fit(told, &inputs, near, &fitted)
         {
             (fitted, inputs, outputs) = local;
         }
