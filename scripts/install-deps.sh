@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what propulate-rs needs on Debian/Ubuntu when it is missing: OpenMPI (runtime and headers),
-# procps (pgrep, used by the crash tests),
+# procps (pgrep, used by the crash tests), iproute2 (scripts/cluster.sh, the multi-host tests),
 # libclang (bindgen in mpi-sys), pkg-config, and Fashion-MNIST (dataset-fashion-mnist, 31 MB: the CNN
 # task's default data, in /usr/share/datasets/fashion-mnist). Idempotent; uses sudo when not root.
 set -euo pipefail
-packages=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config procps)
+packages=(libopenmpi-dev openmpi-bin libclang-dev clang pkg-config procps iproute2)
 missing=()
 for p in "${packages[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

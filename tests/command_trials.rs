@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{Transport, bin, kill_9_after, mpirun, recorded, run_with_timeout, succeeded, trials_jsonl};
+use common::{Transport, bin, kill_9_after, mpirun, recorded, run_with_timeout, succeeded, torch_python, trials_jsonl};
 use serde_json::Value;
 
 fn fake_trial() -> String {
@@ -52,20 +52,6 @@ fn assert_none_left(marker: &str, within: Duration) {
         assert!(start.elapsed() < within, "trial processes were left behind: {:?}", processes_with(marker));
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// The python of the virtual environment with torch that the README's set-up installs
-/// (`scripts/libtorch-env.sh`: LIBTORCH is its `site-packages/torch`).
-fn torch_python() -> PathBuf {
-    let from_libtorch = std::env::var_os("LIBTORCH")
-        .map(PathBuf::from)
-        .and_then(|t| t.ancestors().nth(4).map(|venv| venv.join("bin/python")));
-    let in_repo = Path::new(env!("CARGO_MANIFEST_DIR")).join(".torch/bin/python");
-    [std::env::var_os("PROPULATE_TORCH_PYTHON").map(PathBuf::from), from_libtorch, Some(in_repo)]
-        .into_iter()
-        .flatten()
-        .find(|p| p.exists())
-        .expect("no python with torch: run the tests through scripts/test.sh (it installs torch into .torch/)")
 }
 
 /// Started afresh, and forked from a Python that imported torch already (`--preload torch`).

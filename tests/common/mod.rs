@@ -1,6 +1,9 @@
 //! Helpers for tests that run the built binaries, under `mpirun` or with in-process ranks.
 #![allow(dead_code)]
 
+#[cfg(feature = "cnn")]
+pub mod mnist;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -233,3 +236,17 @@ if x <= 0.9:\n    r['size'] = 10 * x * x\njson.dump(r, open(os.environ['PROPULAT
 /// The search space of [`TWO_OBJECTIVES`].
 #[allow(dead_code)]
 pub const TWO_OBJECTIVES_SPACE: &str = "[params]\nx = { type = \"float\", low = 0.0, high = 1.0 }\n";
+
+/// The python of the virtual environment with torch that the README's set-up installs
+/// (`scripts/libtorch-env.sh`: LIBTORCH is its `site-packages/torch`).
+pub fn torch_python() -> PathBuf {
+    let from_libtorch = std::env::var_os("LIBTORCH")
+        .map(PathBuf::from)
+        .and_then(|t| t.ancestors().nth(4).map(|venv| venv.join("bin/python")));
+    let in_repo = Path::new(env!("CARGO_MANIFEST_DIR")).join(".torch/bin/python");
+    [std::env::var_os("PROPULATE_TORCH_PYTHON").map(PathBuf::from), from_libtorch, Some(in_repo)]
+        .into_iter()
+        .flatten()
+        .find(|p| p.exists())
+        .expect("no python with torch: run the tests through scripts/test.sh (it installs torch into .torch/)")
+}

@@ -253,7 +253,10 @@ mod tests {
             let expected = (&l * l.transpose()).try_inverse().unwrap();
             for j in 0..n {
                 for i in j..n {
-                    assert!((inverse[(i, j)] - expected[(i, j)]).abs() < 1e-9 * expected.abs().max(), "{n}: ({i}, {j})");
+                    assert!(
+                        (inverse[(i, j)] - expected[(i, j)]).abs() < 1e-9 * expected.abs().max(),
+                        "{n}: ({i}, {j})"
+                    );
                 }
             }
         }

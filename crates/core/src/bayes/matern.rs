@@ -191,7 +191,8 @@ impl MaternGp {
             let mut cross = DMatrix::zeros(n, block.len());
             for (c, x) in block.iter().enumerate() {
                 for (i, p) in self.xs.iter().enumerate() {
-                    cross[(i, c)] = self.hyper.scale * matern52(scaled_distance(&self.coordinates, &self.hyper, x, p)).0;
+                    cross[(i, c)] =
+                        self.hyper.scale * matern52(scaled_distance(&self.coordinates, &self.hyper, x, p)).0;
                 }
             }
             let v = inverse_l * &cross;
