@@ -9,6 +9,6 @@ mod cnn_task;
 mod allocator;
 
 fn main() -> std::process::ExitCode {
-    allocator::keep_freed_pages();
+    allocator::set_options();
     propulate_cli::main(Some(cnn_task::make))
 }

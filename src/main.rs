@@ -7,6 +7,6 @@
 mod allocator;
 
 fn main() -> std::process::ExitCode {
-    allocator::keep_freed_pages();
+    allocator::set_options();
     propulate_cli::main(None)
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::result::{IslandView, RunResult, Tally};
 use crate::transport::Communicator;
 use propulate_core::front::pareto_front;
@@ -18,7 +18,11 @@ use super::message::{TAG_TRIALS, decode, encode};
 struct RootReport {
     island: usize,
     active_fingerprint: u64,
-    view: IslandView,
+    /// How many individuals are active on the island, as this root sees it.
+    active: usize,
+    /// The island's best and front, from its first worker only: every root receives every
+    /// report, and views from all of them made each hold the world's fronts.
+    view: Option<IslandView>,
     evaluations: u64,
     failed: u64,
     pruned: u64,
@@ -59,10 +63,12 @@ pub(crate) fn summarize(
     let top_n = cfg.top_n;
     let RootOutcome { island, population, evaluated, emigrated, resumed, wall_s } = outcome;
     let ids = population.active_ids_sorted();
+    let leads_island = layout.island_workers(island).start == roots.rank();
     let report = RootReport {
         island,
         active_fingerprint: fingerprint(&ids),
-        view: IslandView::of(population, top_n, &cfg.objective_signs()),
+        active: population.active_len(),
+        view: leads_island.then(|| IslandView::of(population, top_n, &cfg.objective_signs())),
         evaluations: evaluated.len() as u64,
         failed: evaluated.iter().filter(|i| i.failure.is_some()).count() as u64,
         pruned: evaluated.iter().filter(|i| i.pruned()).count() as u64,
@@ -75,10 +81,14 @@ pub(crate) fn summarize(
     let mut islands = Vec::with_capacity(layout.islands());
     for i in 0..layout.islands() {
         let first = &reports[layout.island_workers(i).start];
-        consistent &= layout.island_workers(i).all(|w| {
-            reports[w].active_fingerprint == first.active_fingerprint && reports[w].view.active == first.view.active
-        });
-        islands.push(first.view.clone());
+        consistent &= layout
+            .island_workers(i)
+            .all(|w| reports[w].active_fingerprint == first.active_fingerprint && reports[w].active == first.active);
+        let view = first
+            .view
+            .clone()
+            .ok_or_else(|| Error::Transport(format!("the summary lacks island {i}'s view from its first worker")))?;
+        islands.push(view);
     }
     let tally = Tally {
         evaluations: reports.iter().map(|r| r.evaluations).sum(),

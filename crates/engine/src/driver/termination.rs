@@ -7,7 +7,7 @@
 use crate::error::Result;
 use crate::transport::Communicator;
 
-use super::message::{TAG_DATA, decode, encode};
+use super::message::TAG_DATA;
 
 /// Per-peer message counters of one worker root.
 #[derive(Debug, Clone)]
@@ -35,21 +35,17 @@ pub(crate) trait DataHandler {
 
 /// Drain until no data message is in flight anywhere.
 pub(crate) fn drain_to_quiescence(roots: &mut dyn Communicator, worker: &mut impl DataHandler) -> Result<()> {
-    let me = roots.rank();
     loop {
         let sent_before = worker.counts().total_sent();
-        let all: Vec<Vec<u64>> = roots
-            .all_gather(encode(&worker.counts().sent_to))?
-            .iter()
-            .enumerate()
-            .map(|(src, b)| decode(b, src))
-            .collect::<Result<_>>()?;
-        for (src, sent) in all.iter().enumerate() {
-            while worker.counts().received_from[src] < sent[me] {
-                let (from, bytes) = roots.recv_any(TAG_DATA)?;
-                worker.counts().received_from[from] += 1;
-                worker.handle(roots, from, &bytes)?;
-            }
+        // How many messages every root has sent to this one, in all (gathering every root's row
+        // of counts made each hold the square of the roots: 8.6 GB in all at 1,024 in-process
+        // ranks). A message sent after its sender's count was taken is counted in the next
+        // round, which the sender's change of its total forces.
+        let addressed_to_me = roots.reduce_scatter_sum_u64(&worker.counts().sent_to.clone())?;
+        while worker.counts().received_from.iter().sum::<u64>() < addressed_to_me {
+            let (from, bytes) = roots.recv_any(TAG_DATA)?;
+            worker.counts().received_from[from] += 1;
+            worker.handle(roots, from, &bytes)?;
         }
         if !roots.any(worker.counts().total_sent() != sent_before)? {
             break;

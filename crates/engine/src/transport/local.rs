@@ -246,6 +246,11 @@ mod tests {
                     assert!(got[0][0] > got[1][0]);
                 }
             }
+            // Rank r gets the sum of every rank's entry r: sum over s of (10 s + r) = 150 + 6 r.
+            let values: Vec<u64> = (0..6).map(|d| 10 * c.rank() as u64 + d).collect();
+            assert_eq!(c.reduce_scatter_sum_u64(&values).unwrap(), 150 + 6 * c.rank() as u64);
+            let e = c.reduce_scatter_sum_u64(&values[..5]).unwrap_err().to_string();
+            assert!(e.contains("reduce-scatter of 5 values in a group of 6 ranks"), "{e}");
             c.barrier().unwrap();
             c.rank()
         });

@@ -21,6 +21,7 @@ const TAG_BARRIER: Tag = RESERVED_TAG_BASE;
 const TAG_BCAST: Tag = RESERVED_TAG_BASE + 1;
 const TAG_GATHER: Tag = RESERVED_TAG_BASE + 2;
 const TAG_REDUCE: Tag = RESERVED_TAG_BASE + 3;
+const TAG_REDUCE_SCATTER: Tag = RESERVED_TAG_BASE + 4;
 
 /// A group of ranks that can exchange messages (MPI communicator or its in-process twin): its
 /// point-to-point messages and its collectives.
@@ -99,6 +100,26 @@ pub trait Collectives: PointToPoint {
         }
         self.wait_sends()?;
         Ok(out)
+    }
+
+    /// Rank r gets the sum over every rank of its `values[r]` (MPI's reduce-scatter with one
+    /// value per rank): what a rank holds grows with the group, not with its square, as an
+    /// all-gather of every rank's vector would.
+    fn reduce_scatter_sum_u64(&mut self, values: &[u64]) -> Result<u64> {
+        let (rank, size) = (self.rank(), self.size());
+        check_one_per_rank(values, size)?;
+        for r in (0..size).filter(|&r| r != rank) {
+            self.send(r, TAG_REDUCE_SCATTER, values[r].to_le_bytes().to_vec())?;
+        }
+        let mut sum = values[rank];
+        for r in (0..size).filter(|&r| r != rank) {
+            let bytes: [u8; 8] = self.recv(r, TAG_REDUCE_SCATTER)?.try_into().map_err(|b: Vec<u8>| {
+                Error::Transport(format!("reduce-scatter: {} bytes from rank {r}, not 8", b.len()))
+            })?;
+            sum += u64::from_le_bytes(bytes);
+        }
+        self.wait_sends()?;
+        Ok(sum)
     }
 
     /// Element-wise sum of `values` over all ranks, left in `values` on every rank.
@@ -181,4 +202,13 @@ fn add_le_f64(acc: &mut [f64], bytes: &[u8]) -> Result<()> {
         *a += f64::from_le_bytes(c.try_into().expect("8 bytes"));
     }
     Ok(())
+}
+
+/// A reduce-scatter of one value per rank takes one value per rank of the group.
+fn check_one_per_rank(values: &[u64], size: usize) -> Result<()> {
+    if values.len() == size {
+        Ok(())
+    } else {
+        Err(Error::Transport(format!("reduce-scatter of {} values in a group of {size} ranks", values.len())))
+    }
 }

@@ -243,6 +243,19 @@ impl Collectives for MpiComm {
         }
         Ok(displs.iter().zip(&counts).map(|(&d, &c)| buf[d as usize..(d + c) as usize].to_vec()).collect())
     }
+    fn reduce_scatter_sum_u64(&mut self, values: &[u64]) -> Result<u64> {
+        super::check_one_per_rank(values, self.size())?;
+        let (mut sum, op) = (0u64, mpi::collective::SystemOperation::sum());
+        // Patient: a root done with its generations waits here for the others (termination.rs).
+        if self.patient {
+            mpi::request::scope(|scope| {
+                wait_patiently(self.comm.immediate_reduce_scatter_block_into(scope, values, &mut sum, op))
+            });
+        } else {
+            self.comm.reduce_scatter_block_into(values, &mut sum, op);
+        }
+        Ok(sum)
+    }
     fn all_reduce_sum(&mut self, values: &mut [f64]) -> Result<()> {
         let send = values.to_vec();
         self.comm.all_reduce_into(&send[..], values, mpi::collective::SystemOperation::sum());
