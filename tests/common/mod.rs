@@ -141,7 +141,6 @@ pub fn launch(transport: Transport, np: usize) -> Command {
     }
 }
 
-/// Evaluations recorded so far in the checkpoint `dir` (counting lines; the journals may be mid-write).
 /// Start the mpirun job `cmd` (output discarded), wait until its checkpoint `ck` has recorded
 /// `evaluations`, then kill -9 every rank by pid (OpenMPI's ranks outlive mpirun) and mpirun: the
 /// evaluations in flight are cut mid-run.
@@ -161,6 +160,7 @@ pub fn kill_9_after(mut cmd: Command, ck: &Path, evaluations: usize) {
     let _ = job.wait();
 }
 
+/// Evaluations recorded so far in the checkpoint `dir` (counting lines; the journals may be mid-write).
 pub fn recorded(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
     entries
