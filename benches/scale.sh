@@ -4,7 +4,9 @@
 #  - in-process ranks (`--local-ranks N`, a thread each): the process's peak resident memory
 #    divided by N, for N in LOCAL [256 512 1024];
 #  - MPI ranks (`mpirun -np N`, oversubscribed): each rank's peak resident memory (GNU time around
-#    each rank), median and largest, for N in MPI [16 64 128 256].
+#    each rank), median and largest, beside `propulate-rs env`'s (MPI's start and end alone), and
+#    each rank's resident memory halfway through a run (its anonymous part too), for N in MPI
+#    [16 64 128 256].
 # The sphere with evaluations of DELAY_MS [1000] ms, GENERATIONS [10] per worker, no checkpoint.
 # BIN: another build to measure (default: this tree's release build). Prints one line per run and appends JSON lines to WORK/results.jsonl [bench-results/scale].
 #
@@ -23,6 +25,7 @@ mkdir -p "$WORK"
 BIN=${BIN:-$PWD/target/release/propulate-rs}
 [ -x /usr/bin/time ] || { echo "scale.sh: needs GNU time (Debian's time package)" >&2; exit 1; }
 search=(--function sphere --eval-delay-ms "$DELAY_MS" --generations "$GENERATIONS" --no-checkpoint --quiet)
+longer=(--function sphere --eval-delay-ms "$DELAY_MS" --generations $((2 * GENERATIONS)) --no-checkpoint --quiet)
 
 for n in $LOCAL; do
     kb=$(/usr/bin/time -f "%M" "$BIN" --local-ranks "$n" --islands $((n / 8)) "${search[@]}" 2>&1 >/dev/null | tail -1)
@@ -61,13 +64,28 @@ PY
 )"
         rm -rf "$SCALE_RANK_DIR"
     done
+    # Mid-run: every rank's resident memory (and its anonymous part: the heap, not the binary's and
+    # the libraries' pages) sampled once, halfway through a search twice as long, all ranks running.
+    mpirun -np "$n" --bind-to none "$BIN" --islands $((n / 8)) "${longer[@]}" >/dev/null 2>&1 &
+    job=$!
+    until [ "$(pgrep -c -f -- "$BIN --islands $((n / 8))")" -ge "$n" ]; do sleep 0.2; done
+    sleep "$(python3 -c "print($GENERATIONS * $DELAY_MS / 1000)")"
+    row+="$(for pid in $(pgrep -f -- "$BIN --islands $((n / 8))"); do
+        awk '/^VmRSS/ {r = $2} /^RssAnon/ {a = $2} END {print r, a}' "/proc/$pid/status" 2>/dev/null
+    done | python3 -c '
+import statistics, sys
+rows = [tuple(map(int, l.split())) for l in sys.stdin if len(l.split()) == 2]
+print(f"{statistics.median(r for r, _ in rows) / 1024:.2f} {statistics.median(a for _, a in rows) / 1024:.2f}")')"
+    wait "$job"
     python3 - "$n" "$row" "$WORK/results.jsonl" <<'PY'
 import json, sys
 n, values, results = int(sys.argv[1]), [float(v) for v in sys.argv[2].split()], sys.argv[3]
 row = {"transport": "mpi", "ranks": n, "islands": n // 8, "median_rank_mb": values[0], "max_rank_mb": values[1],
-       "env_median_rank_mb": values[2], "env_max_rank_mb": values[3]}
-print(f"{n} MPI ranks: per rank median {values[0]:.1f} MB, largest {values[1]:.1f} MB; "
-      f"`env` alone (MPI's start and end) median {values[2]:.1f} MB")
+       "env_median_rank_mb": values[2], "env_max_rank_mb": values[3], "midrun_median_rank_mb": values[4],
+       "midrun_median_anon_mb": values[5]}
+print(f"{n} MPI ranks: peak per rank median {values[0]:.1f} MB, largest {values[1]:.1f} MB; "
+      f"`env` alone (MPI's start and end) median {values[2]:.1f} MB; mid-run median {values[4]:.1f} MB, "
+      f"of it anonymous {values[5]:.1f} MB")
 open(results, "a").write(json.dumps(row) + "\n")
 PY
 done
