@@ -41,10 +41,12 @@ pub(crate) fn drain_to_quiescence(roots: &mut dyn Communicator, worker: &mut imp
         // of counts made each hold the square of the roots: 8.6 GB in all at 1,024 in-process
         // ranks). A message sent after its sender's count was taken is counted in the next
         // round, which the sender's change of its total forces.
-        let addressed_to_me = roots.reduce_scatter_sum_u64(&worker.counts().sent_to.clone())?;
-        while worker.counts().received_from.iter().sum::<u64>() < addressed_to_me {
+        let addressed_to_me = roots.reduce_scatter_sum_u64(&worker.counts().sent_to)?;
+        let mut received: u64 = worker.counts().received_from.iter().sum();
+        while received < addressed_to_me {
             let (from, bytes) = roots.recv_any(TAG_DATA)?;
             worker.counts().received_from[from] += 1;
+            received += 1;
             worker.handle(roots, from, &bytes)?;
         }
         if !roots.any(worker.counts().total_sent() != sent_before)? {
