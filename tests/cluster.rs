@@ -257,6 +257,17 @@ fn three_hosts_run_ranks_islands_and_workers_and_a_lost_one_is_survived() {
     }
     let _hosts = Hosts;
     assert!(String::from_utf8_lossy(&up.stdout).trim().ends_with("hostfile"));
+    // Bad input: one clear error each, and the hosts stay as they are.
+    for (args, error) in [
+        (&["up", "2"][..], "hosts are up already (host1 host2 host3 ); run 'scripts/cluster.sh down' first"),
+        (&["kill", "host9"][..], "no host 'host9' (hosts: host1 host2 host3 )"),
+        (&["start"][..], "usage: scripts/cluster.sh up N | mpirun ARGS... | kill HOST | down"),
+    ] {
+        let out = cluster_run(args);
+        assert!(!out.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(error), "{args:?}: {stderr}");
+    }
     let tmp = tempfile::tempdir().unwrap();
     every_rank_sees_its_host();
     islands_migrate_between_hosts(tmp.path());
