@@ -1,6 +1,8 @@
 """Search spaces in Python: ``Float``, ``Int`` and ``Categorical`` in a dict by name, or
 Propulate's ``limits`` dict as it is. Both become the engine's space (JSON); every error names
-the parameter."""
+the parameter. ``when={"optimizer": "sgd"}`` makes a parameter conditional: active only while
+that categorical has that choice (or one of a list); an inactive parameter is absent from the
+dict the loss gets."""
 
 import json
 import math
@@ -14,41 +16,42 @@ class Float:
     """A real number in ``[low, high]``; with ``log=True`` searched evenly in its logarithm
     (``low`` must then be positive)."""
 
-    def __init__(self, low, high, log=False):
-        self.low, self.high, self.log = low, high, log
+    def __init__(self, low, high, log=False, when=None):
+        self.low, self.high, self.log, self.when = low, high, log, when
 
     def __repr__(self):
-        return f"Float({self.low!r}, {self.high!r}{', log=True' if self.log else ''})"
+        return f"Float({self.low!r}, {self.high!r}{', log=True' if self.log else ''}{_when_repr(self.when)})"
 
     def _to_engine(self, name):
         low, high = _real(name, "low", self.low), _real(name, "high", self.high)
         if not isinstance(self.log, bool):
             raise ValueError(f"parameter '{name}': log must be True or False, not {self.log!r}")
-        return {"name": name, "type": "float", "lo": low, "hi": high, "log": self.log}
+        return _with_when(name, self.when, {"name": name, "type": "float", "lo": low, "hi": high, "log": self.log})
 
 
 class Int:
     """An integer in ``[low, high]``, both ends included."""
 
-    def __init__(self, low, high):
-        self.low, self.high = low, high
+    def __init__(self, low, high, when=None):
+        self.low, self.high, self.when = low, high, when
 
     def __repr__(self):
-        return f"Int({self.low!r}, {self.high!r})"
+        return f"Int({self.low!r}, {self.high!r}{_when_repr(self.when)})"
 
     def _to_engine(self, name):
-        return {"name": name, "type": "int", "lo": _integer(name, "low", self.low), "hi": _integer(name, "high", self.high)}
+        engine = {"name": name, "type": "int", "lo": _integer(name, "low", self.low), "hi": _integer(name, "high", self.high)}
+        return _with_when(name, self.when, engine)
 
 
 class Categorical:
     """One of a list of strings (other values are refused: a parameter's value is what the
     loss gets, the trial tables show and a checkpoint keeps)."""
 
-    def __init__(self, choices):
-        self.choices = choices
+    def __init__(self, choices, when=None):
+        self.choices, self.when = choices, when
 
     def __repr__(self):
-        return f"Categorical({self.choices!r})"
+        return f"Categorical({self.choices!r}{_when_repr(self.when)})"
 
     def _to_engine(self, name):
         if isinstance(self.choices, (str, bytes)) or not hasattr(self.choices, "__iter__"):
@@ -57,7 +60,36 @@ class Categorical:
         bad = [c for c in choices if not isinstance(c, str)]
         if bad:
             raise ValueError(f"parameter '{name}': choices must be strings; {bad[0]!r} is not")
-        return {"name": name, "type": "categorical", "choices": choices}
+        return _with_when(name, self.when, {"name": name, "type": "categorical", "choices": choices})
+
+
+def _when_repr(when):
+    return "" if when is None else f", when={when!r}"
+
+
+def _with_when(name, when, engine):
+    """``engine`` with the conditions of ``when``, a dict of categorical name to the choice (or
+    list of choices) under which the parameter is active; all must hold. The engine checks that
+    each names a categorical of the space and one of its choices."""
+    if when is None:
+        return engine
+    if not isinstance(when, dict) or not when:
+        raise ValueError(
+            f"parameter '{name}': when must be a dict such as {{'optimizer': 'sgd'}} or "
+            f"{{'optimizer': ['sgd', 'adam']}}, not {when!r}"
+        )
+    conditions = []
+    for param, values in when.items():
+        if isinstance(values, str):
+            values = [values]
+        if not isinstance(param, str) or not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
+            raise ValueError(
+                f"parameter '{name}': when maps a categorical's name to a choice or a list of choices, "
+                f"not {param!r}: {values!r}"
+            )
+        conditions.append({"param": param, "values": list(values)})
+    engine["when"] = conditions
+    return engine
 
 
 def _real(name, what, x):

@@ -32,10 +32,8 @@ impl Observer for EvaluationLines {
         let Event::Evaluated { individual: ind, .. } = event else { return Ok(()) };
         let params: Vec<String> = self
             .space
-            .params()
-            .iter()
-            .enumerate()
-            .map(|(i, p)| format!("{}={}", p.name, self.space.render_short(i, ind.values[i])))
+            .active_values(&ind.values)
+            .map(|(i, p, v)| format!("{}={}", p.name, self.space.render_short(i, v)))
             .collect();
         let outcome = match &ind.failure {
             Some(reason) => format!("failed: {reason}"),

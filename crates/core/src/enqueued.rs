@@ -65,18 +65,24 @@ fn bad(source: &str, line: usize, what: &str) -> Error {
 
 /// The values of `configuration` in `space`, or an error naming the parameter: every parameter
 /// of the space given, no other name, each value of its parameter's kind and inside its bounds.
+/// A conditional parameter that is inactive in the configuration may be left out (or left empty,
+/// or null): it takes a dormant value, the middle of its range, which nothing sees.
 pub fn values(space: &SearchSpace, configuration: &Configuration) -> Result<Vec<Value>> {
     let bad = |m: String| Error::InvalidConfig(m);
     if let Some(unknown) = configuration.keys().find(|k| space.index_of(k).is_none()) {
         let names: Vec<&str> = space.params().iter().map(|p| p.name.as_str()).collect();
         return Err(bad(format!("no parameter '{unknown}' in the search space (it has {})", names.join(", "))));
     }
-    let values = space
+    let given = space
         .params()
         .iter()
         .map(|p| {
             let name = &p.name;
-            let given = configuration.get(name).ok_or_else(|| bad(format!("parameter '{name}' is not given")))?;
+            let given = match configuration.get(name) {
+                None | Some(Json::Null) => return Ok(None),
+                Some(Json::String(s)) if s.is_empty() => return Ok(None),
+                Some(given) => given,
+            };
             match (&p.domain, given) {
                 (Domain::Float { .. }, Json::Number(n)) => Ok(Value::Float(n.as_f64().unwrap_or(f64::NAN))),
                 (Domain::Int { .. }, Json::Number(n)) => match n.as_i64() {
@@ -94,13 +100,34 @@ pub fn values(space: &SearchSpace, configuration: &Configuration) -> Result<Vec<
                 }
                 (_, other) => Err(bad(format!("parameter '{name}' is a number, not {other}"))),
             }
+            .map(Some)
         })
         .collect::<Result<Vec<_>>>()?;
+    let values: Vec<Value> =
+        given.iter().zip(space.params()).map(|(v, p)| v.unwrap_or_else(|| middle(&p.domain))).collect();
+    let active = space.active(&values);
+    if let Some(missing) = (0..values.len()).find(|&i| given[i].is_none() && active[i]) {
+        let name = &space.params()[missing].name;
+        let why = if space.params()[missing].when.is_empty() { "" } else { " (its condition holds)" };
+        return Err(bad(format!("parameter '{name}' is not given{why}")));
+    }
     space.check_values(&values).map_err(|e| match e {
         Error::OutsideSpace(m) => bad(m),
         other => other,
     })?;
     Ok(values)
+}
+
+/// The middle of a domain: the dormant value of an inactive parameter left out.
+fn middle(domain: &Domain) -> Value {
+    match domain {
+        Domain::Float { lo, hi, log: true } => {
+            Value::Float((lo.ln() + (hi.ln() - lo.ln()) / 2.0).exp().clamp(*lo, *hi))
+        }
+        Domain::Float { lo, hi, log: false } => Value::Float(lo + (hi - lo) / 2.0),
+        Domain::Int { lo, hi } => Value::Int(lo + (hi - lo) / 2),
+        Domain::Categorical { .. } => Value::Cat(0),
+    }
 }
 
 /// The values of every configuration, or the first problem with the configuration's number
@@ -164,5 +191,24 @@ mod tests {
         assert!(e("{\"lr\": 0.01}\n[1]\n").contains("line 2, is not a JSON object"));
         assert!(e("{\"lr\": 0.01, \"layers\": 3, \"act\": 1}\n").contains("'act' is categorical"));
         assert!(e("\n\n").contains("holds no configuration"));
+    }
+
+    #[test]
+    fn an_inactive_parameter_may_be_left_out_and_an_active_one_may_not() {
+        let space = SearchSpace::builder()
+            .categorical("optimizer", &["sgd", "adam"])
+            .float("momentum", 0.0, 1.0)
+            .when("optimizer", &["sgd"])
+            .build()
+            .unwrap();
+        let configs = parse("optimizer,momentum\nadam,\nsgd,0.9\n", "f").unwrap();
+        let values = all_values(&space, &configs).unwrap();
+        assert_eq!(values[0], vec![Value::Cat(1), Value::Float(0.5)], "adam: momentum dormant at the middle");
+        assert_eq!(values[1], vec![Value::Cat(0), Value::Float(0.9)]);
+        let adam = parse("{\"optimizer\": \"adam\"}\n", "f").unwrap();
+        assert_eq!(all_values(&space, &adam).unwrap()[0][0], Value::Cat(1));
+        let sgd = parse("{\"optimizer\": \"sgd\"}\n", "f").unwrap();
+        let e = all_values(&space, &sgd).unwrap_err().to_string();
+        assert!(e.contains("parameter 'momentum' is not given (its condition holds)"), "{e}");
     }
 }

@@ -180,19 +180,29 @@ impl<'a> Params<'a> {
         Params { space, values }
     }
 
-    /// The raw values in parameter order.
+    /// The raw values in parameter order, the dormant values of inactive parameters included
+    /// ([`Params::is_active`]).
     pub fn values(&self) -> &'a [Value] {
         self.values
     }
 
-    /// All values as numbers (floats, ints, categorical indices), in parameter order.
+    /// All values as numbers (floats, ints, categorical indices), in parameter order, inactive
+    /// parameters' dormant values included.
     pub fn to_vec(&self) -> Vec<f64> {
         self.values.iter().map(|v| v.as_f64()).collect()
     }
 
-    fn lookup(&self, name: &str) -> Value {
+    /// False when `name` is a conditional parameter whose condition does not hold here
+    /// ([`crate::condition`]): its value is then not part of this configuration. True for every
+    /// parameter of a space without conditions; panics (a failed evaluation) for an unknown name.
+    pub fn is_active(&self, name: &str) -> bool {
+        let i = self.index(name);
+        self.space.activity().is_none_or(|a| a.active(self.values)[i])
+    }
+
+    fn index(&self, name: &str) -> usize {
         match self.space.index_of(name) {
-            Some(i) => self.values[i],
+            Some(i) => i,
             None => panic!(
                 "no parameter '{name}' in the search space; known: {}",
                 self.space.params().iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
@@ -200,12 +210,24 @@ impl<'a> Params<'a> {
         }
     }
 
-    /// The value of float parameter `name`. Panics (recorded as a failed evaluation) if unknown.
+    fn lookup(&self, name: &str) -> Value {
+        let i = self.index(name);
+        if !self.is_active(name) {
+            panic!(
+                "parameter '{name}' is inactive here (its condition does not hold): check is_active(\"{name}\") first"
+            );
+        }
+        self.values[i]
+    }
+
+    /// The value of float parameter `name`. Panics (recorded as a failed evaluation) if unknown or
+    /// inactive ([`Params::is_active`]).
     pub fn float(&self, name: &str) -> f64 {
         self.lookup(name).as_f64()
     }
 
-    /// The value of int parameter `name`. Panics (recorded as a failed evaluation) if unknown.
+    /// The value of int parameter `name`. Panics (recorded as a failed evaluation) if unknown or
+    /// inactive.
     pub fn int(&self, name: &str) -> i64 {
         match self.lookup(name) {
             Value::Int(i) => i,
@@ -214,10 +236,10 @@ impl<'a> Params<'a> {
     }
 
     /// The chosen string of categorical parameter `name`. Panics (recorded as a failed evaluation)
-    /// if unknown or not categorical.
+    /// if unknown, inactive or not categorical.
     pub fn category(&self, name: &str) -> &'a str {
-        let i = self.space.index_of(name).unwrap_or_else(|| panic!("no parameter '{name}'"));
-        match (&self.space.params()[i].domain, self.values[i]) {
+        let i = self.index(name);
+        match (&self.space.params()[i].domain, self.lookup(name)) {
             (crate::space::Domain::Categorical { choices }, Value::Cat(c)) => &choices[c as usize],
             _ => panic!("parameter '{name}' is not categorical"),
         }

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 mod bayes;
+pub mod condition;
 pub mod curve;
 pub mod early_stop;
 pub mod enqueued;

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
+use crate::condition::{Activity, Condition};
 use crate::error::{Error, Result};
 use crate::rng::PropRng;
 
@@ -45,6 +46,17 @@ pub struct Param {
     /// Its domain.
     #[serde(flatten)]
     pub domain: Domain,
+    /// The conditions under which it is active (all must hold); empty: always active. Absent
+    /// from spaces saved before conditions existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub when: Vec<Condition>,
+}
+
+impl Param {
+    /// An unconditional parameter.
+    pub fn new(name: impl Into<String>, domain: Domain) -> Self {
+        Param { name: name.into(), domain, when: Vec::new() }
+    }
 }
 
 /// The value of one parameter in an individual. Categoricals are stored as an index into the choices.
@@ -100,7 +112,34 @@ impl SearchSpace {
             }
             validate_domain(&p.name, &p.domain)?;
         }
+        Activity::of(&self.params)?;
         Ok(())
+    }
+
+    /// The space's conditions resolved ([`crate::condition`]); `None` when every parameter is
+    /// always active. A valid space's conditions always resolve.
+    pub fn activity(&self) -> Option<Activity> {
+        Activity::of(&self.params).ok().flatten()
+    }
+
+    /// True when some parameter is active only under a condition.
+    pub fn is_conditional(&self) -> bool {
+        self.params.iter().any(|p| !p.when.is_empty())
+    }
+
+    /// Whether each parameter is active at `values`: all true in a space without conditions.
+    pub fn active(&self, values: &[Value]) -> Vec<bool> {
+        match self.activity() {
+            Some(activity) => activity.active(values),
+            None => vec![true; self.params.len()],
+        }
+    }
+
+    /// The active parameters at `values` with their positions and values, in order: what a
+    /// trial and the outputs see of a point.
+    pub fn active_values<'s>(&'s self, values: &'s [Value]) -> impl Iterator<Item = (usize, &'s Param, Value)> + 's {
+        let active = self.active(values);
+        self.params.iter().enumerate().zip(values).filter(move |((i, _), _)| active[*i]).map(|((i, p), v)| (i, p, *v))
     }
 
     /// Start an empty builder.
@@ -313,23 +352,31 @@ pub struct SpaceBuilder {
 impl SpaceBuilder {
     /// A float in `[lo, hi]`.
     pub fn float(mut self, name: &str, lo: f64, hi: f64) -> Self {
-        self.params.push(Param { name: name.into(), domain: Domain::Float { lo, hi, log: false } });
+        self.params.push(Param::new(name, Domain::Float { lo, hi, log: false }));
         self
     }
     /// A float in `[lo, hi]` sampled on a log scale.
     pub fn log_float(mut self, name: &str, lo: f64, hi: f64) -> Self {
-        self.params.push(Param { name: name.into(), domain: Domain::Float { lo, hi, log: true } });
+        self.params.push(Param::new(name, Domain::Float { lo, hi, log: true }));
         self
     }
     /// An int in `[lo, hi]`, both included.
     pub fn int(mut self, name: &str, lo: i64, hi: i64) -> Self {
-        self.params.push(Param { name: name.into(), domain: Domain::Int { lo, hi } });
+        self.params.push(Param::new(name, Domain::Int { lo, hi }));
         self
     }
     /// A categorical parameter.
     pub fn categorical(mut self, name: &str, choices: &[&str]) -> Self {
         let choices = choices.iter().map(|c| c.to_string()).collect();
-        self.params.push(Param { name: name.into(), domain: Domain::Categorical { choices } });
+        self.params.push(Param::new(name, Domain::Categorical { choices }));
+        self
+    }
+    /// Make the parameter added last active only while the categorical `param` has one of
+    /// `values` (call again for more conditions, which must all hold); checked by `build`.
+    pub fn when(mut self, param: &str, values: &[&str]) -> Self {
+        if let Some(last) = self.params.last_mut() {
+            last.when.push(Condition { param: param.into(), values: values.iter().map(|v| v.to_string()).collect() });
+        }
         self
     }
     /// Validate and build.

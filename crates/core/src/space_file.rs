@@ -6,13 +6,19 @@
 //! lr = { type = "float", low = 1e-4, high = 1e-2, log = true }
 //! layers = { type = "int", low = 2, high = 10 }
 //! activation = { type = "categorical", choices = ["relu", "sigmoid", "tanh"] }
+//! optimizer = { type = "categorical", choices = ["sgd", "adam"] }
+//! momentum = { type = "float", low = 0.0, high = 0.99, when = { optimizer = "sgd" } }
 //! ```
+//!
+//! `when` makes a parameter conditional ([`crate::condition`]): active only while the named
+//! categorical has that choice (or one of a list of them); several keys must all hold.
 //!
 //! The parameters keep the file's order. The space is validated by [`SearchSpace::new`], the same
 //! rules as the builder's; every error names the parameter and what is wrong with it, and keys the
 //! format does not know are refused rather than ignored (a misspelt `log` would otherwise search a
 //! learning rate linearly without a word).
 
+use crate::condition::Condition;
 use crate::error::{Error, Result};
 use crate::space::{Domain, Param, SearchSpace};
 
@@ -65,9 +71,9 @@ fn param(name: &str, spec: &toml::Value) -> Result<Param> {
         None => return Err(bad("no 'type' (float, int or categorical)".into())),
     };
     let allowed: &[&str] = match kind {
-        "float" => &["type", "low", "high", "log"],
-        "int" => &["type", "low", "high"],
-        "categorical" => &["type", "choices"],
+        "float" => &["type", "low", "high", "log", "when"],
+        "int" => &["type", "low", "high", "when"],
+        "categorical" => &["type", "choices", "when"],
         _ => return Err(bad(format!("unknown type '{kind}'; valid: float, int, categorical"))),
     };
     if let Some(key) = spec.keys().find(|k| !allowed.contains(&k.as_str())) {
@@ -109,7 +115,37 @@ fn param(name: &str, spec: &toml::Value) -> Result<Param> {
             Domain::Categorical { choices }
         }
     };
-    Ok(Param { name: name.to_string(), domain })
+    let when = match spec.get("when") {
+        None => Vec::new(),
+        Some(when) => conditions(when).map_err(bad)?,
+    };
+    Ok(Param { name: name.to_string(), domain, when })
+}
+
+/// A `when = { optimizer = "sgd" }` or `when = { optimizer = ["sgd", "adam"] }` table: one
+/// condition per key, all of which must hold ([`crate::condition`]).
+fn conditions(when: &toml::Value) -> std::result::Result<Vec<Condition>, String> {
+    const FORM: &str = "such as { optimizer = \"sgd\" } or { optimizer = [\"sgd\", \"adam\"] }";
+    let toml::Value::Table(table) = when else {
+        return Err(format!("'when' must be a table {FORM}, got {when}"));
+    };
+    table
+        .iter()
+        .map(|(param, choices)| {
+            let values = match choices {
+                toml::Value::String(s) => vec![s.clone()],
+                toml::Value::Array(items) => items
+                    .iter()
+                    .map(|c| match c {
+                        toml::Value::String(s) => Ok(s.clone()),
+                        other => Err(format!("'when' on '{param}': every choice must be a string, got {other}")),
+                    })
+                    .collect::<std::result::Result<Vec<_>, _>>()?,
+                other => return Err(format!("'when' on '{param}' must be a choice or a list of choices, got {other}")),
+            };
+            Ok(Condition { param: param.clone(), values })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -166,11 +202,56 @@ mod tests {
             ("[params]\na = { type = \"categorical\", choices = \"relu\" }", "'choices' must be a list"),
             ("[params]\na = { type = \"categorical\", choices = [\"x\", \"x\"] }", "choice 'x' is listed twice"),
             ("[params\n", "not valid TOML"),
+            (
+                "[params]\nx = { type = \"float\", low = 0, high = 1, when = \"sgd\" }",
+                "parameter 'x': 'when' must be a table",
+            ),
+            (
+                "[params]\nx = { type = \"float\", low = 0, high = 1, when = { o = 1 } }",
+                "'when' on 'o' must be a choice or a list",
+            ),
+            (
+                "[params]\nx = { type = \"float\", low = 0, high = 1, when = { o = [1] } }",
+                "'when' on 'o': every choice must be a string",
+            ),
+            (
+                "[params]\nx = { type = \"float\", low = 0, high = 1, when = { o = \"a\" } }",
+                "parameter 'x': its condition names 'o', which is not a parameter",
+            ),
         ];
         for (text, expected) in cases {
             let e = SearchSpace::from_toml(text).unwrap_err().to_string();
             assert!(e.contains(expected), "{text:?}: expected {expected:?} in {e:?}");
         }
+    }
+
+    #[test]
+    fn conditions_parse_as_the_builder_writes_them() {
+        let space = SearchSpace::from_toml(
+            r#"
+            [params]
+            optimizer = { type = "categorical", choices = ["sgd", "adam", "adadelta"] }
+            momentum = { type = "float", low = 0.0, high = 0.99, when = { optimizer = "sgd" } }
+            eps = { type = "float", low = 1e-9, high = 1e-6, log = true, when = { optimizer = ["adam", "adadelta"] } }
+            "#,
+        )
+        .unwrap();
+        let same = SearchSpace::builder()
+            .categorical("optimizer", &["sgd", "adam", "adadelta"])
+            .float("momentum", 0.0, 0.99)
+            .when("optimizer", &["sgd"])
+            .log_float("eps", 1e-9, 1e-6)
+            .when("optimizer", &["adam", "adadelta"])
+            .build()
+            .unwrap();
+        assert_eq!(space, same);
+        // A space saved with its conditions (a checkpoint's manifest) reads back with them; one
+        // saved before conditions existed has none.
+        let json = serde_json::to_string(&space).unwrap();
+        assert!(json.contains(r#""when":[{"param":"optimizer","values":["sgd"]}]"#), "{json}");
+        assert_eq!(serde_json::from_str::<SearchSpace>(&json).unwrap(), space);
+        let plain = SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
+        assert!(!serde_json::to_string(&plain).unwrap().contains("when"));
     }
 
     #[test]

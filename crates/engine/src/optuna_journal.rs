@@ -91,11 +91,21 @@ fn distribution(domain: &Domain) -> String {
 
 /// One trial, created whole.
 fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, multi: bool, t: &Individual) -> Json {
+    // An inactive conditional parameter is absent from both, as in an Optuna trial that did not
+    // suggest it (Optuna requires the same names in each).
+    let active = space.active(&t.values);
+    let distributions: Map<String, Json> = if active.iter().all(|a| *a) {
+        distributions.clone()
+    } else {
+        space.active_values(&t.values).map(|(_, p, _)| (p.name.clone(), distributions[&p.name].clone())).collect()
+    };
     let params: Map<String, Json> = space
         .params()
         .iter()
         .zip(&t.values)
-        .map(|(p, v)| {
+        .zip(&active)
+        .filter(|(_, a)| **a)
+        .map(|((p, v), _)| {
             let internal = match v {
                 Value::Float(x) => json!(x),
                 Value::Int(n) => json!(*n as f64),

@@ -22,8 +22,9 @@ use propulate_core::space::SearchSpace;
 /// continued (`parent`, `"island/worker/generation"`, null for a fresh member), the `step` it
 /// started at, the `steps` it trained and whether it `exploited` another member.
 pub fn individual_json(space: &SearchSpace, objectives: &[Objective], ind: &Individual) -> Json {
+    // An inactive conditional parameter is not part of the configuration: absent.
     let params: Map<String, Json> =
-        space.params().iter().enumerate().map(|(i, p)| (p.name.clone(), space.to_json(i, ind.values[i]))).collect();
+        space.active_values(&ind.values).map(|(i, p, v)| (p.name.clone(), space.to_json(i, v))).collect();
     let mut j = json!({
         "loss": finite_or_null(ind.loss),
         "params": params,
@@ -171,12 +172,16 @@ fn identity_and_params_header(space: &SearchSpace) -> String {
     out
 }
 
-/// `t`'s identity and parameter values as the start of a CSV row.
+/// `t`'s identity and parameter values as the start of a CSV row; an inactive conditional
+/// parameter's cell is empty.
 fn identity_and_params_row(space: &SearchSpace, t: &Individual) -> String {
     let mut out = format!("{},{},{}", t.id.island, t.id.worker, t.id.generation);
+    let active = space.active(&t.values);
     for (i, v) in t.values.iter().enumerate() {
         out.push(',');
-        out.push_str(&csv_field(&space.render(i, *v)));
+        if active[i] {
+            out.push_str(&csv_field(&space.render(i, *v)));
+        }
     }
     out
 }
@@ -299,10 +304,8 @@ fn write_island_tops(s: &mut String, space: &SearchSpace, result: &RunResult) {
     for (isl, top) in result.islands.iter().enumerate() {
         for (k, ind) in top.iter().enumerate() {
             let params: Vec<String> = space
-                .params()
-                .iter()
-                .enumerate()
-                .map(|(i, p)| format!("{}={}", p.name, space.render_short(i, ind.values[i])))
+                .active_values(&ind.values)
+                .map(|(i, p, v)| format!("{}={}", p.name, space.render_short(i, v)))
                 .collect();
             let _ = writeln!(
                 s,

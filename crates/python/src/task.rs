@@ -133,11 +133,12 @@ fn evaluate_in_python(
     }
 }
 
-/// The candidate as a dict of plain Python values: float, int, or the categorical's string.
+/// The candidate as a dict of plain Python values: float, int, or the categorical's string; an
+/// inactive conditional parameter is absent.
 pub fn params_dict<'py>(py: Python<'py>, space: &SearchSpace, values: &[Value]) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
-    for (param, value) in space.params().iter().zip(values) {
-        match (value, &param.domain) {
+    for (_, param, value) in space.active_values(values) {
+        match (&value, &param.domain) {
             (Value::Float(x), _) => dict.set_item(&param.name, *x)?,
             (Value::Int(n), _) => dict.set_item(&param.name, *n)?,
             (Value::Cat(k), Domain::Categorical { choices }) => dict.set_item(&param.name, &choices[*k as usize])?,

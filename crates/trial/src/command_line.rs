@@ -1,7 +1,9 @@
 //! The trial's command with a candidate filled in. `{name}` in any word of the command is replaced
 //! by the parameter's value (`--lr={lr}`, `lr={lr}`); a command without any placeholder gets
 //! `--name=value` appended for every parameter, in the space's order. Floats are written in full
-//! (the shortest text that reads back as the same number), categoricals as their choice.
+//! (the shortest text that reads back as the same number), categoricals as their choice. An
+//! inactive conditional parameter is left out (no `--name=value`, absent from
+//! `PROPULATE_PARAMS`); a placeholder may not name one, as it would have nothing to hold.
 
 use propulate_core::{SearchSpace, Value};
 
@@ -23,7 +25,15 @@ impl CommandTemplate {
                 "no trial command: give the program after `--`, e.g. `-- python train.py`".into(),
             ));
         }
-        let placeholders = words.iter().any(|w| space.params().iter().any(|p| w.contains(&format!("{{{}}}", p.name))));
+        let named = |p: &propulate_core::space::Param| words.iter().any(|w| w.contains(&format!("{{{}}}", p.name)));
+        if let Some(p) = space.params().iter().find(|p| !p.when.is_empty() && named(p)) {
+            return Err(Error::InvalidConfig(format!(
+                "the trial command holds {{{}}}, a conditional parameter that is absent where its condition does not hold: \
+                 leave the placeholders out (every active parameter is appended as --name=value) or read PROPULATE_PARAMS",
+                p.name
+            )));
+        }
+        let placeholders = space.params().iter().any(named);
         Ok(CommandTemplate { words, placeholders })
     }
 
@@ -35,7 +45,7 @@ impl CommandTemplate {
     /// The command for the candidate `values` of `space`.
     pub fn argv(&self, space: &SearchSpace, values: &[Value]) -> Vec<String> {
         let rendered: Vec<(&str, String)> =
-            space.params().iter().enumerate().map(|(i, p)| (p.name.as_str(), space.render(i, values[i]))).collect();
+            space.active_values(values).map(|(i, p, v)| (p.name.as_str(), space.render(i, v))).collect();
         if !self.placeholders {
             let mut argv = self.words.clone();
             argv.extend(rendered.iter().map(|(name, value)| format!("--{name}={value}")));
@@ -51,7 +61,7 @@ impl CommandTemplate {
 /// The candidate as one JSON object (`PROPULATE_PARAMS`): numbers, and strings for categoricals.
 pub(crate) fn params_json(space: &SearchSpace, values: &[Value]) -> String {
     let map: serde_json::Map<String, serde_json::Value> =
-        space.params().iter().enumerate().map(|(i, p)| (p.name.clone(), space.to_json(i, values[i]))).collect();
+        space.active_values(values).map(|(i, p, v)| (p.name.clone(), space.to_json(i, v))).collect();
     serde_json::Value::Object(map).to_string()
 }
 
@@ -100,6 +110,24 @@ mod tests {
         assert_eq!(lr, x);
         let json: serde_json::Value = serde_json::from_str(&params_json(&space(), &values)).unwrap();
         assert_eq!(json, serde_json::json!({"lr": x, "layers": -3, "act": "relu"}));
+    }
+
+    #[test]
+    fn an_inactive_parameter_is_neither_an_argument_nor_in_the_json_nor_a_placeholder() {
+        let space = SearchSpace::builder()
+            .categorical("optimizer", &["sgd", "adam"])
+            .float("momentum", 0.0, 1.0)
+            .when("optimizer", &["sgd"])
+            .build()
+            .unwrap();
+        let t = CommandTemplate::new(words(&["p"]), &space).unwrap();
+        let (sgd, adam) = ([Value::Cat(0), Value::Float(0.5)], [Value::Cat(1), Value::Float(0.5)]);
+        assert_eq!(t.argv(&space, &sgd), ["p", "--optimizer=sgd", "--momentum=0.5"]);
+        assert_eq!(t.argv(&space, &adam), ["p", "--optimizer=adam"]);
+        assert_eq!(params_json(&space, &adam), r#"{"optimizer":"adam"}"#);
+        let e = CommandTemplate::new(words(&["p", "--m={momentum}"]), &space).unwrap_err().to_string();
+        assert!(e.contains("{momentum}, a conditional parameter") && e.contains("PROPULATE_PARAMS"), "{e}");
+        assert!(CommandTemplate::new(words(&["p", "{optimizer}"]), &space).is_ok());
     }
 
     #[test]

@@ -281,7 +281,7 @@ mod tests {
             ys.push(y * 4.0 - 1.0);
         }
         let best = ys.iter().copied().fold(f64::INFINITY, f64::min);
-        let coordinates = Coordinates { categorical: vec![false, matches!(kind, CoordinateKind::Choices(_))] };
+        let coordinates = Coordinates::plain(vec![false, matches!(kind, CoordinateKind::Choices(_))]);
         (MaternGp::fit(coordinates, xs, ys).unwrap(), best)
     }
 

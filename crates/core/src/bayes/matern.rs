@@ -9,12 +9,13 @@
 //! k(x, y) = scale * (1 + sqrt(5 q) + 5 q / 3) * exp(-sqrt(5 q)), q = sum_j l_j d_j(x, y)^2,
 //! plus the noise on the diagonal.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 
 use super::dense;
 use super::lbfgs::{Stop, minimize};
+use crate::condition::Activity;
 
 /// Smallest noise variance: keeps the covariance invertible for repeated points.
 const MIN_NOISE: f64 = 1e-6;
@@ -85,12 +86,48 @@ fn matern52(q: f64) -> (f64, f64) {
 #[derive(Debug, Clone)]
 pub(crate) struct Coordinates {
     pub categorical: Vec<bool>,
+    /// A conditional space's conditions ([`crate::condition`]), the categorical coordinates
+    /// holding their choice's index: a coordinate is compared only where it is active in both
+    /// points; active in one of them only, it is as far as two different choices (1), in
+    /// neither, no distance. So the dormant value of an inactive parameter is never taken for a
+    /// value. `None`: every coordinate always counts.
+    pub activity: Option<Arc<Activity>>,
 }
 
 impl Coordinates {
-    /// The per-coordinate distance, squared.
+    /// Coordinates of a space without conditions.
+    pub(crate) fn plain(categorical: Vec<bool>) -> Self {
+        Coordinates { categorical, activity: None }
+    }
+
+    /// Which coordinates are active at `x`, in a conditional space.
+    fn active(&self, x: &[f64]) -> Option<Vec<bool>> {
+        self.activity.as_ref().map(|a| a.active_by(|i| x[i].round().max(0.0) as usize))
+    }
+
+    /// The per-coordinate distance, squared, of coordinates active at both points.
     fn squared(&self, j: usize, a: f64, b: f64) -> f64 {
         if self.categorical[j] { if a == b { 0.0 } else { 1.0 } } else { (a - b) * (a - b) }
+    }
+
+    /// The per-coordinate distance, squared, given which coordinates are active at each point
+    /// (`None` where the space has no conditions).
+    fn squared_where(&self, j: usize, a: f64, b: f64, active_a: Option<&[bool]>, active_b: Option<&[bool]>) -> f64 {
+        match (active_a, active_b) {
+            (Some(ma), Some(mb)) if !(ma[j] && mb[j]) => {
+                if ma[j] == mb[j] {
+                    0.0
+                } else {
+                    1.0
+                }
+            }
+            _ => self.squared(j, a, b),
+        }
+    }
+
+    /// Whether coordinate `j` moves the kernel between points with these activities.
+    fn compared(j: usize, active_a: Option<&[bool]>, active_b: Option<&[bool]>) -> bool {
+        active_a.is_none_or(|m| m[j]) && active_b.is_none_or(|m| m[j])
     }
 }
 
@@ -100,6 +137,8 @@ pub(crate) struct MaternGp {
     coordinates: Coordinates,
     hyper: Hyper,
     xs: Vec<Vec<f64>>,
+    /// Which coordinates are active at each of `xs`, in a conditional space.
+    active: Option<Vec<Vec<bool>>>,
     cholesky: Cholesky<f64, Dyn>,
     /// L^-1 for K = L L^T, computed when first needed: many predictions at once become one
     /// matrix product ([`MaternGp::predict_many`]).
@@ -145,7 +184,8 @@ impl MaternGp {
         let (k, _) = FitData::new(&coordinates, &xs, &ys).matrices(&hyper);
         let cholesky = Cholesky::new(k)?;
         let alpha = cholesky.solve(&DVector::from_vec(ys));
-        Some(MaternGp { coordinates, hyper, xs, cholesky, inverse_l: OnceLock::new(), alpha })
+        let active = coordinates.activity.as_ref().map(|_| xs.iter().filter_map(|x| coordinates.active(x)).collect());
+        Some(MaternGp { coordinates, hyper, xs, active, cholesky, inverse_l: OnceLock::new(), alpha })
     }
 
     pub(crate) fn hyper(&self) -> &Hyper {
@@ -156,13 +196,24 @@ impl MaternGp {
         &self.xs
     }
 
+    /// Which coordinates are active at point `i`, in a conditional space.
+    fn active_at(&self, i: usize) -> Option<&[bool]> {
+        self.active.as_ref().map(|a| a[i].as_slice())
+    }
+
+    /// The scaled squared distance between `x` (with its activity) and point `i`.
+    fn distance_to(&self, x: &[f64], active_x: Option<&[bool]>, i: usize) -> f64 {
+        scaled_distance(&self.coordinates, &self.hyper, x, &self.xs[i], active_x, self.active_at(i))
+    }
+
     /// The kernel between `x` and every point, and its derivative by `q` at each.
     fn cross(&self, x: &[f64]) -> (DVector<f64>, Vec<f64>) {
         let n = self.xs.len();
         let mut k = DVector::zeros(n);
         let mut dk = vec![0.0; n];
-        for (i, p) in self.xs.iter().enumerate() {
-            let q = scaled_distance(&self.coordinates, &self.hyper, x, p);
+        let active_x = self.coordinates.active(x);
+        for i in 0..n {
+            let q = self.distance_to(x, active_x.as_deref(), i);
             let (c, dc) = matern52(q);
             k[i] = self.hyper.scale * c;
             dk[i] = self.hyper.scale * dc;
@@ -190,9 +241,9 @@ impl MaternGp {
         for block in xs.chunks(BLOCK) {
             let mut cross = DMatrix::zeros(n, block.len());
             for (c, x) in block.iter().enumerate() {
-                for (i, p) in self.xs.iter().enumerate() {
-                    cross[(i, c)] =
-                        self.hyper.scale * matern52(scaled_distance(&self.coordinates, &self.hyper, x, p)).0;
+                let active_x = self.coordinates.active(x);
+                for i in 0..n {
+                    cross[(i, c)] = self.hyper.scale * matern52(self.distance_to(x, active_x.as_deref(), i)).0;
                 }
             }
             let v = inverse_l * &cross;
@@ -223,9 +274,12 @@ impl MaternGp {
         let dims = x.len();
         let mut d_mean = vec![0.0; dims];
         let mut d_variance = vec![0.0; dims];
+        let active_x = self.coordinates.active(x);
         for (i, p) in self.xs.iter().enumerate() {
             for j in 0..dims {
-                if self.coordinates.categorical[j] {
+                // An inactive coordinate's distance is a constant.
+                if self.coordinates.categorical[j] || !Coordinates::compared(j, active_x.as_deref(), self.active_at(i))
+                {
                     continue;
                 }
                 // dk_i/dx_j = dk/dq * 2 l_j (x_j - p_j)
@@ -238,8 +292,15 @@ impl MaternGp {
     }
 }
 
-fn scaled_distance(c: &Coordinates, h: &Hyper, a: &[f64], b: &[f64]) -> f64 {
-    (0..a.len()).map(|j| h.inverse_squared_lengths[j] * c.squared(j, a[j], b[j])).sum()
+fn scaled_distance(
+    c: &Coordinates,
+    h: &Hyper,
+    a: &[f64],
+    b: &[f64],
+    active_a: Option<&[bool]>,
+    active_b: Option<&[bool]>,
+) -> f64 {
+    (0..a.len()).map(|j| h.inverse_squared_lengths[j] * c.squared_where(j, a[j], b[j], active_a, active_b)).sum()
 }
 
 /// What the fit needs of the data: the points' per-coordinate squared distances (reused at every
@@ -257,10 +318,12 @@ impl FitData {
         let n = xs.len();
         let dims = c.categorical.len();
         let mut squared = vec![0.0; n * n * dims];
+        let active: Vec<Option<Vec<bool>>> = xs.iter().map(|x| c.active(x)).collect();
         for j in 0..n {
             for i in j + 1..n {
                 for d in 0..dims {
-                    squared[(j * n + i) * dims + d] = c.squared(d, xs[i][d], xs[j][d]);
+                    squared[(j * n + i) * dims + d] =
+                        c.squared_where(d, xs[i][d], xs[j][d], active[i].as_deref(), active[j].as_deref());
                 }
             }
         }
@@ -358,7 +421,7 @@ mod tests {
     use super::*;
 
     fn continuous(d: usize) -> Coordinates {
-        Coordinates { categorical: vec![false; d] }
+        Coordinates::plain(vec![false; d])
     }
 
     #[test]
@@ -394,7 +457,7 @@ mod tests {
 
     #[test]
     fn the_fits_gradient_and_the_beliefs_gradient_match_finite_differences() {
-        let coordinates = Coordinates { categorical: vec![false, false, true] };
+        let coordinates = Coordinates::plain(vec![false, false, true]);
         let xs: Vec<Vec<f64>> =
             (0..12).map(|k| vec![(k as f64 * 0.37) % 1.0, (k as f64 * 0.61) % 1.0, (k % 3) as f64]).collect();
         let ys: Vec<f64> = xs.iter().map(|x| x[0] - x[1] * x[1] + 0.3 * x[2] - 0.4).collect();
@@ -428,7 +491,7 @@ mod tests {
 
     #[test]
     fn the_fits_objective_has_the_gradient_it_claims() {
-        let coordinates = Coordinates { categorical: vec![false, true] };
+        let coordinates = Coordinates::plain(vec![false, true]);
         let xs: Vec<Vec<f64>> = (0..9).map(|k| vec![(k as f64 * 0.29) % 1.0, (k % 2) as f64]).collect();
         let ys: Vec<f64> = xs.iter().map(|x| (3.0 * x[0]).cos() + 0.5 * x[1] - 0.6).collect();
         let data = FitData::new(&coordinates, &xs, &ys);

@@ -228,6 +228,12 @@ impl Gp {
                 config.tpe_share
             )));
         }
+        if space.is_conditional() && !config.matern {
+            return Err(Error::InvalidPropagator(
+                "the GP's squared-exponential model cannot search a conditional space: use its Matérn model (the default)"
+                    .into(),
+            ));
+        }
         let axes = param_axes(space, "GP")?;
         let model = ModelCoordinates::new(space, &axes);
         let tpe = (config.tpe_share > 0.0).then(|| Tpe::new(space, TpeConfig::default())).transpose()?;
@@ -899,6 +905,40 @@ mod tests {
         // Running children outside the space (a mismatched message) are ignored, not modelled.
         let stray = vec![Individual::new(vec![Value::Float(7.0), Value::Float(0.5)])];
         assert_eq!(breed(&WithRunning { done, running: stray }), alone);
+    }
+
+    /// In a conditional space the kernel compares a parameter only where it is active: a dormant
+    /// value moves no prediction, an active one does, and the GP breeds in the better branch
+    /// near its best value.
+    #[test]
+    fn a_conditional_space_is_modelled_without_its_dormant_values() {
+        let s = crate::propagator::test_pools::two_branches();
+        let loss = |v: &[Value]| match v[0] {
+            Value::Cat(0) => 1.0 + v[1].as_f64(),
+            _ => (v[2].as_f64() - 0.3).powi(2),
+        };
+        let gp = Gp::new(&s, GpConfig::default()).unwrap();
+        let mut rng = worker_rng(5, 0);
+        let pool: Vec<Individual> = (0..30)
+            .map(|_| {
+                let v = s.sample(&mut rng);
+                with_loss(v.clone(), loss(&v))
+            })
+            .collect();
+        let inputs: Vec<Vec<f64>> = pool.iter().map(|i| gp.model.encode(&i.values)).collect();
+        let outputs = standardized(&pool.iter().map(|i| i.loss).collect::<Vec<_>>());
+        let fitted = MaternGp::fit(gp.model.coordinates(), inputs, outputs).unwrap();
+        let at = |v: [Value; 3]| fitted.predict(&gp.model.encode(&v));
+        let b = at([Value::Cat(1), Value::Float(0.1), Value::Float(0.3)]);
+        assert_eq!(b, at([Value::Cat(1), Value::Float(0.9), Value::Float(0.3)]), "xa is dormant in branch b");
+        assert_ne!(b, at([Value::Cat(1), Value::Float(0.1), Value::Float(0.8)]), "xb is active");
+        for _ in 0..5 {
+            let child = gp.propagate(&pool, &s, &mut rng).unwrap().remove(0).values;
+            assert_eq!(child[0], Value::Cat(1), "{child:?}");
+            assert!((child[2].as_f64() - 0.3).abs() < 0.2, "{child:?}");
+        }
+        let e = Gp::new(&s, GpConfig { matern: false, ..GpConfig::default() }).unwrap_err().to_string();
+        assert!(e.contains("cannot search a conditional space"), "{e}");
     }
 
     #[test]

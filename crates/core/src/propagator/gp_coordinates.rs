@@ -2,9 +2,12 @@
 //! on its unit interval (ints at their bins' centres, normalized.rs), a categorical as the index
 //! of its choice; and how each coordinate may move when the acquisition is climbed.
 
+use std::sync::Arc;
+
 use super::normalized::ParamAxis;
 use crate::bayes::acquisition::CoordinateKind;
 use crate::bayes::matern::Coordinates;
+use crate::condition::Activity;
 use crate::space::{Domain, SearchSpace, Value};
 
 /// An int parameter with more values than this is searched as a continuous coordinate (and
@@ -16,6 +19,8 @@ const GRID_LIMIT: i128 = 4096;
 pub(crate) struct ModelCoordinates {
     axes: Vec<ParamAxis>,
     kinds: Vec<CoordinateKind>,
+    /// The space's conditions, for the kernel ([`Coordinates::activity`]).
+    activity: Option<Arc<Activity>>,
 }
 
 impl ModelCoordinates {
@@ -31,7 +36,7 @@ impl ModelCoordinates {
                 _ => CoordinateKind::Continuous,
             })
             .collect();
-        ModelCoordinates { axes: axes.to_vec(), kinds }
+        ModelCoordinates { axes: axes.to_vec(), kinds, activity: space.activity().map(Arc::new) }
     }
 
     pub(crate) fn kinds(&self) -> &[CoordinateKind] {
@@ -39,7 +44,10 @@ impl ModelCoordinates {
     }
 
     pub(crate) fn coordinates(&self) -> Coordinates {
-        Coordinates { categorical: self.kinds.iter().map(|k| matches!(k, CoordinateKind::Choices(_))).collect() }
+        Coordinates {
+            categorical: self.kinds.iter().map(|k| matches!(k, CoordinateKind::Choices(_))).collect(),
+            activity: self.activity.clone(),
+        }
     }
 
     pub(crate) fn encode(&self, values: &[Value]) -> Vec<f64> {

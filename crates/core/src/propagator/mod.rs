@@ -290,6 +290,24 @@ pub(crate) fn take_parents(name: &'static str, pool: &dyn Pool, n: usize) -> Res
     Ok(v)
 }
 
+/// The propagators that search a conditional space ([`crate::condition`]): the others model or
+/// move every parameter at every point and are refused one.
+pub const CONDITIONAL: [&str; 5] = ["ga", "random", "tpe", "gp", "auto"];
+
+/// An error for `propagator` when `space` has conditional parameters, naming one and the
+/// propagators that search such spaces.
+pub(crate) fn refuse_conditional(space: &SearchSpace, propagator: &str) -> Result<()> {
+    match space.params().iter().find(|p| !p.when.is_empty()) {
+        None => Ok(()),
+        Some(p) => Err(Error::InvalidPropagator(format!(
+            "{propagator} cannot search a conditional space (parameter '{}' is active only under a condition); \
+             use one of {}",
+            p.name,
+            CONDITIONAL.join(", ")
+        ))),
+    }
+}
+
 /// Checks that `p` is a probability.
 pub(crate) fn check_probability(what: &str, p: f64) -> Result<f64> {
     if (0.0..=1.0).contains(&p) {

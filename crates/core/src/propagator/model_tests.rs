@@ -19,7 +19,7 @@ fn arb_numeric_domain() -> impl Strategy<Value = Domain> {
 
 fn arb_numeric_space() -> impl Strategy<Value = SearchSpace> {
     prop::collection::vec(arb_numeric_domain(), 1..8).prop_map(|ds| {
-        let params = ds.into_iter().enumerate().map(|(i, domain)| Param { name: format!("p{i}"), domain });
+        let params = ds.into_iter().enumerate().map(|(i, domain)| Param::new(format!("p{i}"), domain));
         SearchSpace::new(params.collect()).unwrap()
     })
 }
@@ -71,7 +71,7 @@ proptest! {
         let mut params = space.params().to_vec();
         let name = "the_categorical".to_string();
         let choices = (0..n).map(|i| format!("c{i}")).collect();
-        params.insert(at.min(params.len()), Param { name: name.clone(), domain: Domain::Categorical { choices } });
+        params.insert(at.min(params.len()), Param::new(name.clone(), Domain::Categorical { choices }));
         let space = SearchSpace::new(params).unwrap();
         let cma = Cmaes::new(&space, CmaesConfig::default()).unwrap_err().to_string();
         prop_assert!(cma.contains("CMA-ES") && cma.contains(&format!("'{name}'")), "{}", cma);
@@ -164,8 +164,7 @@ fn rotation(n: usize) -> Vec<Vec<f64>> {
 
 /// `n` floats in [-5, 5].
 fn box_space(n: usize) -> SearchSpace {
-    let params =
-        (0..n).map(|i| Param { name: format!("x{i}"), domain: Domain::Float { lo: -5.0, hi: 5.0, log: false } });
+    let params = (0..n).map(|i| Param::new(format!("x{i}"), Domain::Float { lo: -5.0, hi: 5.0, log: false }));
     SearchSpace::new(params.collect()).unwrap()
 }
 

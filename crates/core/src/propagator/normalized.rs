@@ -34,6 +34,7 @@ pub(crate) struct UnitBox {
 impl UnitBox {
     /// The map for `space`, or an error naming `propagator` and the first categorical parameter.
     pub(crate) fn new(space: &SearchSpace, propagator: &str) -> Result<Self> {
+        super::refuse_conditional(space, propagator)?;
         let mut axes = Vec::with_capacity(space.len());
         for p in space.params() {
             axes.push(match &p.domain {
@@ -116,7 +117,11 @@ pub(crate) fn param_axes(space: &SearchSpace, propagator: &str) -> Result<Vec<Pa
         .iter()
         .map(|p| match &p.domain {
             Domain::Categorical { choices } => Ok(ParamAxis::Choices(choices.len())),
-            _ => Ok(ParamAxis::Unit(UnitBox::new(&SearchSpace::new(vec![p.clone()])?, propagator)?)),
+            // The parameter alone, its conditions left out: the axis is its range.
+            _ => {
+                let alone = crate::space::Param::new(p.name.clone(), p.domain.clone());
+                Ok(ParamAxis::Unit(UnitBox::new(&SearchSpace::new(vec![alone])?, propagator)?))
+            }
         })
         .collect()
 }
@@ -237,10 +242,8 @@ mod tests {
     #[test]
     fn bounds_near_the_ends_of_f64_and_i64_stay_finite_and_inside() {
         let params = |domains: Vec<Domain>| {
-            let params = domains
-                .into_iter()
-                .enumerate()
-                .map(|(i, domain)| crate::space::Param { name: format!("p{i}"), domain });
+            let params =
+                domains.into_iter().enumerate().map(|(i, domain)| crate::space::Param::new(format!("p{i}"), domain));
             SearchSpace::new(params.collect()).unwrap()
         };
         let s = params(vec![

@@ -99,7 +99,7 @@ impl Pb2 {
         let mut ys = standardized(&observed.iter().map(|o| o.change).collect::<Vec<f64>>());
         let mut categorical = self.model.coordinates().categorical;
         categorical.push(false);
-        let coordinates = Coordinates { categorical };
+        let coordinates = Coordinates::plain(categorical);
         let fitted = MaternGp::fit(coordinates.clone(), xs.clone(), ys.clone())?;
         let running: Vec<Vec<f64>> = pool
             .iter_running()

@@ -122,6 +122,7 @@ impl Pbt {
     /// Checks the settings against `space`: an interval of at least one step, a quantile in
     /// `(0, 0.5]`, a probability, a budget of at least one interval, fixed parameters of the space.
     pub fn new(space: &SearchSpace, config: PbtConfig) -> Result<Self> {
+        super::refuse_conditional(space, "population-based training")?;
         let bad = |what: String| Err(Error::InvalidPropagator(what));
         if config.interval == 0 {
             return bad("pbt interval must be at least 1 training step".into());

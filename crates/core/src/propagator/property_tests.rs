@@ -17,7 +17,7 @@ fn arb_domain() -> impl Strategy<Value = Domain> {
 
 fn arb_space() -> impl Strategy<Value = SearchSpace> {
     prop::collection::vec(arb_domain(), 1..8).prop_map(|ds| {
-        let params = ds.into_iter().enumerate().map(|(i, domain)| Param { name: format!("p{i}"), domain });
+        let params = ds.into_iter().enumerate().map(|(i, domain)| Param::new(format!("p{i}"), domain));
         SearchSpace::new(params.collect()).unwrap()
     })
 }

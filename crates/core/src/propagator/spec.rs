@@ -205,6 +205,36 @@ mod tests {
         assert!(e.contains("unknown propagator 'sa'") && e.contains("gp"), "{e}");
     }
 
+    /// A conditional space is searched by the propagators that handle it and refused, with the
+    /// parameter and the alternatives named, by the others; `auto` picks one that handles it.
+    #[test]
+    fn a_conditional_space_is_refused_by_the_propagators_that_cannot_search_it() {
+        let space = SearchSpace::builder()
+            .categorical("optimizer", &["sgd", "adam"])
+            .float("lr", 1e-4, 1.0)
+            .float("momentum", 0.0, 1.0)
+            .when("optimizer", &["sgd"])
+            .build()
+            .unwrap();
+        for name in PropagatorSpec::NAMES {
+            let built = PropagatorSpec::with_defaults(name, 4).unwrap().build(&space);
+            if super::super::CONDITIONAL.contains(&name) {
+                built.unwrap_or_else(|e| panic!("{name}: {e}"));
+            } else {
+                let e = built.err().unwrap_or_else(|| panic!("{name} accepted a conditional space")).to_string();
+                assert!(
+                    e.contains("cannot search a conditional space (parameter 'momentum'")
+                        && e.contains("ga, random, tpe, gp, auto"),
+                    "{name}: {e}"
+                );
+            }
+        }
+        for evaluations in [50, 5000] {
+            let (spec, _) = super::super::auto::Problem::new(&space, evaluations, 1, 0).spec(4).unwrap();
+            assert!(super::super::CONDITIONAL.contains(&spec.name()), "{spec:?}");
+        }
+    }
+
     /// A setting a spec was written without takes the value runs had before it existed: a GP
     /// spec without `per_axis` is the shared kernel, the only one until 2026-11-24.
     #[test]

@@ -26,6 +26,7 @@ use tpe::{TpeOptimizer, TpeOptimizerBuilder};
 use super::normalized::{ParamAxis, check_same_space, param_axes};
 use super::parzen::{Parzen, Point};
 use super::{Arity, Pool, Propagator};
+use crate::condition::Activity;
 use crate::error::{Error, Result};
 use crate::individual::Individual;
 use crate::population::breed_key;
@@ -95,6 +96,9 @@ pub struct Tpe {
     /// Each parameter on its unit interval (log floats in `ln`, ints in equal bins) or as its choices.
     axes: Vec<ParamAxis>,
     config: TpeConfig,
+    /// The space's conditions, when it has any: each group of parameters is modelled from the
+    /// evaluations where it was active.
+    activity: Option<Activity>,
 }
 
 /// The largest unit coordinate the estimators accept: their range is half-open, and a value at a
@@ -111,7 +115,7 @@ impl Tpe {
             return Err(Error::InvalidPropagator("TPE needs at least one candidate per parameter".into()));
         }
         let axes = param_axes(space, "TPE")?;
-        Ok(Tpe { space: space.clone(), axes, config })
+        Ok(Tpe { space: space.clone(), axes, config, activity: space.activity() })
     }
 
     /// The value of parameter `axis` for a child, from the evaluated `(value, loss)` pairs.
@@ -148,7 +152,11 @@ impl Tpe {
 
 impl Tpe {
     /// A child of the univariate or multivariate model from the `evaluated` individuals and the
-    /// `running` ones.
+    /// `running` ones. In a conditional space each group of parameters active together is
+    /// modelled from the evaluations where it was active (Optuna's `group` decomposition): the
+    /// good and the bad ones are split over all evaluations, then each group's densities hold
+    /// those of them that had it. The child draws every group (an inactive one's values stay
+    /// dormant).
     fn optuna_child(&self, mut evaluated: Vec<&Individual>, running: &[&Individual], rng: &mut PropRng) -> Vec<Value> {
         // The best by loss, ties by identity, so that the split is the same on every worker.
         evaluated.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
@@ -163,25 +171,44 @@ impl Tpe {
         good.sort_by_key(|i| breed_key(i));
         bad.sort_by_key(|i| breed_key(i));
         bad.extend(running.iter().copied());
-        let (good, bad) = (self.points_of(&good), self.points_of(&bad));
-        let choices: Vec<usize> = self
-            .axes
+        let Some(activity) = &self.activity else {
+            let all: Vec<usize> = (0..self.axes.len()).collect();
+            return self.values_at(&all, &self.group_child(&all, &good, &bad, rng));
+        };
+        // Every parameter is in one group.
+        let mut child = vec![Value::Cat(0); self.axes.len()];
+        for members in activity.groups() {
+            let had = |i: &&Individual| activity.active(&i.values)[members[0]];
+            let good: Vec<&Individual> = good.iter().copied().filter(had).collect();
+            let bad: Vec<&Individual> = bad.iter().copied().filter(had).collect();
+            let drawn = self.values_at(&members, &self.group_child(&members, &good, &bad, rng));
+            for (&i, v) in members.iter().zip(drawn) {
+                child[i] = v;
+            }
+        }
+        child
+    }
+
+    /// The point of the parameters `members` drawn from the densities of `good` and `bad` on them.
+    fn group_child(&self, members: &[usize], good: &[&Individual], bad: &[&Individual], rng: &mut PropRng) -> Point {
+        let (good, bad) = (self.points_of(members, good), self.points_of(members, bad));
+        let choices: Vec<usize> = members
             .iter()
-            .filter_map(|a| match a {
+            .filter_map(|&i| match &self.axes[i] {
                 ParamAxis::Choices(n) => Some(*n),
                 ParamAxis::Unit(_) => None,
             })
             .collect();
         if self.config.model == TpeModel::Multivariate {
-            let numbers = self.axes.len() - choices.len();
+            let numbers = members.len() - choices.len();
             let density = |group: &[Point]| Parzen::new(group, numbers, &choices);
-            return self.values_at(&self.best_candidate(&density(&good), &density(&bad), rng));
+            return self.best_candidate(&density(&good), &density(&bad), rng);
         }
         // Univariate: each parameter its own densities and its own best candidate.
         let (mut number, mut choice) = (0, 0);
         let mut child = Point { numbers: Vec::new(), choices: Vec::new() };
-        for axis in &self.axes {
-            let categorical = match axis {
+        for &i in members {
+            let categorical = match &self.axes[i] {
                 ParamAxis::Choices(m) => Some(*m),
                 ParamAxis::Unit(_) => None,
             };
@@ -210,7 +237,7 @@ impl Tpe {
                 }
             }
         }
-        self.values_at(&child)
+        child
     }
 
     /// The best of [`TpeConfig::candidates`] draws from `good` by the ratio of `good` to `bad`.
@@ -223,19 +250,20 @@ impl Tpe {
             .1
     }
 
-    /// The individuals' values as the Parzen estimator's points.
-    fn points_of(&self, group: &[&Individual]) -> Vec<Point> {
-        group.iter().map(|i| self.point_of(&i.values)).collect()
+    /// The individuals' values of the parameters `members` as the Parzen estimator's points.
+    fn points_of(&self, members: &[usize], group: &[&Individual]) -> Vec<Point> {
+        group.iter().map(|i| self.point_of(members, &i.values)).collect()
     }
 
-    /// `values` as the Parzen estimator's point: numeric parameters on their unit interval.
-    fn point_of(&self, values: &[Value]) -> Point {
+    /// `values` of the parameters `members` as the Parzen estimator's point: numeric parameters on
+    /// their unit interval.
+    fn point_of(&self, members: &[usize], values: &[Value]) -> Point {
         let mut point = Point { numbers: Vec::new(), choices: Vec::new() };
-        for (axis, v) in self.axes.iter().zip(values) {
-            match axis {
-                ParamAxis::Unit(unit) => point.numbers.push(unit.to_unit(&[*v])[0]),
-                ParamAxis::Choices(n) => point.choices.push(match v {
-                    Value::Cat(c) => (*c as usize).min(n - 1),
+        for &i in members {
+            match &self.axes[i] {
+                ParamAxis::Unit(unit) => point.numbers.push(unit.to_unit(&[values[i]])[0]),
+                ParamAxis::Choices(n) => point.choices.push(match values[i] {
+                    Value::Cat(c) => (c as usize).min(n - 1),
                     other => (other.as_f64().max(0.0) as usize).min(n - 1),
                 }),
             }
@@ -243,12 +271,12 @@ impl Tpe {
         point
     }
 
-    /// The values at `point`, each inside its parameter's domain.
-    fn values_at(&self, point: &Point) -> Vec<Value> {
+    /// The values of the parameters `members` at `point`, each inside its parameter's domain.
+    fn values_at(&self, members: &[usize], point: &Point) -> Vec<Value> {
         let (mut numbers, mut choices) = (point.numbers.iter(), point.choices.iter());
-        self.axes
+        members
             .iter()
-            .map(|axis| match axis {
+            .map(|&i| match &self.axes[i] {
                 ParamAxis::Unit(unit) => unit.point_at(&[*numbers.next().expect("one per numeric axis")])[0],
                 ParamAxis::Choices(_) => Value::Cat(*choices.next().expect("one per categorical axis") as u32),
             })
@@ -287,7 +315,15 @@ impl Propagator for Tpe {
             .iter()
             .enumerate()
             .map(|(i, axis)| {
-                let told: Vec<(Value, f64)> = evaluated.iter().map(|ind| (ind.values[i], ind.loss)).collect();
+                // In a conditional space, the evaluations where the parameter was active.
+                let told: Vec<(Value, f64)> = evaluated
+                    .iter()
+                    .filter(|ind| self.activity.as_ref().is_none_or(|a| a.active(&ind.values)[i]))
+                    .map(|ind| (ind.values[i], ind.loss))
+                    .collect();
+                if told.is_empty() {
+                    return Ok(self.space.sample_param(i, rng));
+                }
                 self.draw(axis, &told, rng)
             })
             .collect::<Result<Vec<_>>>()?;
@@ -325,6 +361,38 @@ mod tests {
         let lr = -v[0].as_f64().log10(); // 2 (best) .. 4
         let tanh = if v[2] == Value::Cat(2) { 0.0 } else { 1.0 };
         lr + 0.1 * v[1].as_f64() + tanh
+    }
+
+    /// A branch picks which float counts, both branches hold good evaluations: each model draws
+    /// b's float near b's best value, although its dormant values in the good evaluations of
+    /// branch a (at the other end of its range) would pull a model that took them for values
+    /// (every model did, without its groups).
+    #[test]
+    fn a_conditional_space_is_modelled_group_by_group() {
+        let s = crate::propagator::test_pools::two_branches();
+        let loss = |v: &[Value]| match v[0] {
+            Value::Cat(0) => 0.03 + 0.1 * v[1].as_f64(),
+            _ => 0.04 + (v[2].as_f64() - 0.2).powi(2),
+        };
+        for model in [TpeModel::Multivariate, TpeModel::Univariate, TpeModel::Independent] {
+            let tpe = Tpe::new(&s, TpeConfig { model, ..TpeConfig::default() }).unwrap();
+            let mut rng = worker_rng(3, 0);
+            let mut pool = evaluated(&s, &mut rng, 60, loss);
+            for ind in &mut pool {
+                // The good evaluations of branch a carry b's float dormant far from b's optimum
+                // (as a lineage of good a's would), the others a uniform one.
+                if ind.values[0] == Value::Cat(0) && ind.values[1].as_f64() < 0.3 {
+                    ind.values[2] = Value::Float(0.95);
+                }
+            }
+            let children: Vec<Vec<Value>> =
+                (0..40).map(|_| tpe.propagate(&pool, &s, &mut rng).unwrap().remove(0).values).collect();
+            assert!(children.iter().all(|c| s.contains(c)));
+            // Every child draws b's float from b's group (dormant where the child is in branch a).
+            let xb: Vec<f64> = children.iter().map(|c| c[2].as_f64()).collect();
+            let near = xb.iter().filter(|x| (**x - 0.2).abs() < 0.25).count();
+            assert!(near >= 20, "{model:?}: {near} of 40 near 0.2: {xb:?}");
+        }
     }
 
     /// Both of Optuna's models, the default multivariate one and the univariate one, on a space

@@ -175,7 +175,8 @@
         type: "scatter",
         symbolSize: 5,
         itemStyle: { color: islandColour(isl), opacity: 0.55 },
-        data: finite.filter(([t]) => t.island === isl).map(([t, k]) => [x(t, k), t.loss, k]),
+        // An inactive conditional parameter (null) has no place on its axis.
+        data: finite.filter(([t]) => t.island === isl && t.values[i] !== null).map(([t, k]) => [x(t, k), t.loss, k]),
       })),
     });
   });
@@ -209,7 +210,7 @@
     series: [{
       type: "parallel",
       lineStyle: { width: 1, opacity: 0.45 },
-      data: finite.map(([t]) => params.map((p, i) => (p.type === "categorical" ? p.choices[t.values[i]] : t.values[i])).concat([t.loss])),
+      data: finite.map(([t]) => params.map((p, i) => (t.values[i] === null ? null : p.type === "categorical" ? p.choices[t.values[i]] : t.values[i])).concat([t.loss])),
     }],
   });
 
@@ -279,7 +280,7 @@
     { name: "state", get: (t) => t.state },
     { name: "loss", get: (t) => t.loss, show: fmt },
   ]
-    .concat(params.map((p, i) => ({ name: p.name, get: (t) => (p.type === "categorical" ? t.shown[i] : t.values[i]), show: (v) => (typeof v === "number" ? fmt(v) : v) })))
+    .concat(params.map((p, i) => ({ name: p.name, get: (t) => (p.type === "categorical" || t.values[i] === null ? t.shown[i] : t.values[i]), show: (v) => (typeof v === "number" ? fmt(v) : v) })))
     .concat([
       { name: "finished (s)", get: (t) => t.t, show: (v) => v.toFixed(1) },
       { name: "duration (s)", get: (t) => t.duration_s, show: (v) => v.toFixed(2) },

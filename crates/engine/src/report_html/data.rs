@@ -72,6 +72,7 @@ fn shown(trials: &[Individual], by_time: &[usize]) -> Vec<usize> {
 
 /// One trial as the report's script reads it.
 fn trial_json(space: &SearchSpace, t: &Individual, t0_us: i64) -> Json {
+    let active = space.active(&t.values);
     let mut j = json!({
         "island": t.id.island,
         "worker": t.id.worker,
@@ -79,8 +80,9 @@ fn trial_json(space: &SearchSpace, t: &Individual, t0_us: i64) -> Json {
         "t": finished_at(t, t0_us),
         "duration_s": t.duration_s,
         "loss": if t.loss.is_finite() { json!(t.loss) } else { Json::Null },
-        "values": t.values.iter().map(|v| v.as_f64()).collect::<Vec<_>>(),
-        "shown": t.values.iter().enumerate().map(|(i, v)| space.render_short(i, *v)).collect::<Vec<_>>(),
+        // An inactive conditional parameter: no value, shown as nothing.
+        "values": t.values.iter().zip(&active).map(|(v, a)| a.then(|| v.as_f64())).collect::<Vec<_>>(),
+        "shown": t.values.iter().enumerate().map(|(i, v)| if active[i] { space.render_short(i, *v) } else { String::new() }).collect::<Vec<_>>(),
         "state": state(t),
     });
     let o = j.as_object_mut().expect("object");

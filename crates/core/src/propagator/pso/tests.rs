@@ -119,7 +119,7 @@ fn ints_take_their_bin_and_log_floats_map_in_log_space() {
 fn particles_near_the_ends_of_f64_and_i64_stay_finite_and_inside() {
     let params =
         [Domain::Float { lo: -f64::MAX, hi: f64::MAX, log: false }, Domain::Int { lo: i64::MIN, hi: i64::MAX }];
-    let params = params.into_iter().enumerate().map(|(i, domain)| Param { name: format!("p{i}"), domain });
+    let params = params.into_iter().enumerate().map(|(i, domain)| Param::new(format!("p{i}"), domain));
     let space = SearchSpace::new(params.collect()).unwrap();
     // Worker 0 jumped from one corner to the other; worker 1 holds the island's best in the middle.
     let pool = vec![
@@ -334,7 +334,7 @@ fn arb_domain() -> impl Strategy<Value = Domain> {
 
 fn arb_space() -> impl Strategy<Value = SearchSpace> {
     prop::collection::vec(arb_domain(), 1..8).prop_map(|ds| {
-        let params = ds.into_iter().enumerate().map(|(i, domain)| Param { name: format!("p{i}"), domain });
+        let params = ds.into_iter().enumerate().map(|(i, domain)| Param::new(format!("p{i}"), domain));
         SearchSpace::new(params.collect()).unwrap()
     })
 }
