@@ -10,17 +10,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{TRAINING, TRAINING_SPACE as SPACE, TWO_OBJECTIVES, TWO_OBJECTIVES_SPACE, bin, run_with_timeout};
-
-/// The Python with Optuna: PROPULATE_OPTUNA_PYTHON (the test command sets it), else the
-/// environment scripts/install-optuna.sh makes.
-fn optuna_python() -> PathBuf {
-    std::env::var_os("PROPULATE_OPTUNA_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-        let out = Command::new("bash").arg("scripts/install-optuna.sh").output().expect("bash runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-    })
-}
+use common::{
+    TRAINING, TRAINING_SPACE as SPACE, TWO_OBJECTIVES, TWO_OBJECTIVES_SPACE, bin, optuna_python, run_with_timeout,
+};
 
 const CHECK: &str = r#"
 import csv, json, math, sys

@@ -17,6 +17,16 @@ pub enum Transport {
 
 pub const BOTH: [Transport; 2] = [Transport::Mpi, Transport::Local];
 
+/// The Python with Optuna: PROPULATE_OPTUNA_PYTHON (the test command sets it), else the
+/// environment scripts/install-optuna.sh makes.
+pub fn optuna_python() -> PathBuf {
+    std::env::var_os("PROPULATE_OPTUNA_PYTHON").map(PathBuf::from).unwrap_or_else(|| {
+        let out = Command::new("bash").arg("scripts/install-optuna.sh").output().expect("bash runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    })
+}
+
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_propulate-rs"))
 }

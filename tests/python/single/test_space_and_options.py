@@ -149,3 +149,49 @@ def test_enqueued_configurations_are_evaluated_first_in_order():
                     no_checkpoint=True, quiet=True)
     with pytest.raises(ValueError, match="list of dicts"):
         pr.optimize(loss, {"x": pr.Float(-2, 2)}, enqueue=[0.5], no_checkpoint=True)
+
+
+CONDITIONAL = {
+    "optimizer": pr.Categorical(["sgd", "adam"]),
+    "lr": pr.Float(1e-3, 1.0, log=True),
+    "momentum": pr.Float(0.0, 0.99, when={"optimizer": "sgd"}),
+    "beta2": pr.Float(0.9, 0.9999, when={"optimizer": ["adam"]}),
+    "layers": pr.Int(1, 4, when={"optimizer": "adam"}),
+}
+
+
+def conditional_loss(params):
+    expected = {"optimizer", "lr"} | ({"momentum"} if params["optimizer"] == "sgd" else {"beta2", "layers"})
+    assert set(params) == expected, params
+    return params["lr"] + (1 - params["momentum"] if params["optimizer"] == "sgd" else params["layers"])
+
+
+@pytest.mark.parametrize("propagator", ["ga", "tpe", "gp"])
+def test_a_conditional_parameter_reaches_the_loss_only_when_its_condition_holds(propagator):
+    result = pr.optimize(conditional_loss, CONDITIONAL, generations=16, propagator=propagator, no_checkpoint=True,
+                         quiet=True)
+    assert result.evaluations == 16 and all(t.failure is None for t in result.trials)
+    assert {t.params["optimizer"] for t in result.trials} == {"sgd", "adam"}
+    study = pr.Study(CONDITIONAL, propagator, seed=3)
+    for _ in range(12):
+        trial = study.ask()
+        study.tell(trial, conditional_loss(trial.params))
+    assert len(study.trials) == 12
+
+
+@pytest.mark.parametrize(
+    "when, message",
+    [
+        ("sgd", "when must be a dict"),
+        ({"optimizer": 1}, "when maps a categorical's name"),
+        ({"optimiser": "sgd"}, "'momentum': its condition names 'optimiser', which is not a parameter"),
+        ({"lr": "sgd"}, "'lr', which is not categorical"),
+        ({"optimizer": "rmsprop"}, "'rmsprop', which is not one of its choices"),
+    ],
+)
+def test_bad_conditions_raise_value_error_naming_the_parameter(when, message):
+    space = dict(CONDITIONAL, momentum=pr.Float(0.0, 0.99, when=when))
+    with pytest.raises(ValueError, match=message):
+        pr.optimize(conditional_loss, space, generations=1, no_checkpoint=True, quiet=True)
+    with pytest.raises(ValueError, match=message):
+        pr.Study(space, "tpe")
