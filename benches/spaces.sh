@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Search spaces as researchers write them, measured against Optuna 5.0.0 run sequentially
+# (issue 51). PART picks the problems:
+#   conditional: a categorical `branch` picks one of three 3-D BBOB functions, each with parameters
+#     of its own active only in its branch (benches/spaces_problems.py; problem K holds f(3K-2),
+#     f(3K-1), f(3K), so PROBLEMS 1..8 cover all 24), against Optuna's TPESampler(multivariate=True,
+#     group=True) with the space defined by run (benches/spaces_optuna.py).
+# Our runs are command trials (benches/spaces_trial.py) with NP asynchronous workers. Prints, per
+# problem, the median over seeds of each method's best loss, then per pair how often one was at
+# most the other (benches/summarize_bbob.py, problems in the place of functions).
+#
+#   bash benches/spaces.sh                         # 8 problems, seeds 1-3, 200 evaluations
+#   PROBLEMS="1 2" SEED=1 bash benches/spaces.sh
+#
+# Knobs: PART [conditional]; PROBLEMS [1..8]; INSTANCE [1]; SEED ["1 2 3"]; BUDGET [200]; NP [8];
+# OURS ["default tpe"]: propagators (default: no flag, what `auto` picks); OPTUNA ["tpe"]; empty:
+# none; EVAL_SECONDS [0.5]: each of our evaluations lasts 0.5-1.5x this (benches/bbob_trial.py says
+# why); WORK [bench-results/spaces]: results.jsonl there gains a line per run, and a run already in
+# it is not run again. Uses .venv-bbob/ (ioh, Optuna 5.0.0), made by benches/bbob.sh when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/mpi-env.sh
+PART=${PART:-conditional}
+PROBLEMS=${PROBLEMS:-$(seq -s ' ' 1 8)}
+INSTANCE=${INSTANCE:-1}
+SEED=${SEED:-"1 2 3"}
+BUDGET=${BUDGET:-200}
+NP=${NP:-8}
+OURS=${OURS-"default tpe"}
+OPTUNA=${OPTUNA-tpe}
+WORK=${WORK:-bench-results/spaces}
+export BBOB_EVAL_SECONDS=${EVAL_SECONDS:-0.5}
+[ "$PART" = conditional ] || { echo "spaces: unknown PART '$PART' (conditional)" >&2; exit 1; }
+((BUDGET % NP == 0)) || { echo "spaces: BUDGET ($BUDGET) must be a multiple of NP ($NP)" >&2; exit 1; }
+PY=$PWD/.venv-bbob/bin/python
+if ! "$PY" -c "import ioh, optuna, sys; sys.exit(optuna.__version__ != '5.0.0')" 2>/dev/null; then
+    FUNCTIONS=1 INSTANCES=1 OURS="" OPTUNA="" bash benches/bbob.sh >/dev/null
+fi
+cargo build --release --bin propulate-rs >&2
+BIN=$PWD/target/release/propulate-rs
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+results=$WORK/results.jsonl
+touch "$results"
+export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/benches
+space=$WORK/$PART.toml
+"$PY" benches/spaces_problems.py > "$space"
+
+record() { # KEY METHOD PROBLEM SEED BEST SECONDS
+    echo "{\"key\": \"$1\", \"method\": \"$2\", \"fid\": $3, \"instance\": $INSTANCE, \"dim\": \"$PART\", \"budget\": $BUDGET, \"seed\": $4, \"best\": $5, \"seconds\": $6}" >> "$results"
+    echo "$1: $5 (${6%.*} s)" >&2
+}
+
+for seed in $SEED; do
+    for problem in $PROBLEMS; do
+        for ours in $OURS; do
+            method="propulate-$ours"
+            key="$method $PART p$problem i$INSTANCE b$BUDGET np$NP s$seed"
+            grep -qF "\"key\": \"$key\"" "$results" && continue
+            run=$WORK/runs/${key// /-}
+            rm -rf "$run" && mkdir -p "$run"
+            flags=()
+            [ "$ours" = default ] || flags=(--propagator "$ours")
+            start=$(date +%s.%N)
+            mpirun -np "$NP" --bind-to none "$BIN" --generations $((BUDGET / NP)) --seed "$seed" --space "$space" \
+                --preload ioh --checkpoint "$run/ck" --out "$run" --quiet "${flags[@]}" \
+                -- "$PY" "$PWD/benches/spaces_trial.py" "$PART" "$problem" "$INSTANCE" > "$run/run.log" 2>&1 ||
+                { echo "spaces: $key failed; see $run/run.log" >&2; exit 1; }
+            seconds=$("$PY" -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)")
+            best=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['loss'])" "$run/best.json")
+            record "$key" "$method" "$problem" "$seed" "$best" "$seconds"
+        done
+        for sampler in $OPTUNA; do
+            method="optuna-$sampler"
+            key="$method $PART p$problem i$INSTANCE b$BUDGET s$seed"
+            grep -qF "\"key\": \"$key\"" "$results" && continue
+            out=$("$PY" benches/spaces_optuna.py "$PART" "$problem" "$INSTANCE" "$BUDGET" "$seed")
+            best=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['best'])")
+            seconds=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['seconds'])")
+            record "$key" "$method" "$problem" "$seed" "$best" "$seconds"
+        done
+    done
+done
+"$PY" benches/summarize_bbob.py "$results"
