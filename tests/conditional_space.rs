@@ -9,10 +9,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
-use common::{bin, mpirun, optuna_python, run_with_timeout, trials_jsonl};
+use common::{bin, mpirun, run_with_timeout, through_optuna, trials_jsonl};
 use serde_json::Value;
 
 const SPACE: &str = r#"[params]
@@ -131,24 +131,8 @@ fn outputs_show_each_trials_own_parameters(dir: &Path, trials: &[Value]) {
         assert_eq!(cells[column("momentum")].is_empty(), !sgd, "{line}");
         assert_eq!(cells[column("betas")].is_empty(), cells[column("optimizer")] != "adam", "{line}");
     }
-    let journal = dir.join("study.log");
-    let mut report = Command::new(bin());
-    report.arg("report").arg(dir.join("ck")).arg("--out").arg(dir.join("out")).arg("--optuna-journal").arg(&journal);
-    let reported = run_with_timeout(report, Duration::from_secs(60));
-    assert!(reported.status.success(), "{}", String::from_utf8_lossy(&reported.stderr));
-    let check = r#"
-import json, sys
-import optuna
-storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(sys.argv[1]))
-[summary] = optuna.get_all_study_summaries(storage)
-trials = optuna.load_study(study_name=summary.study_name, storage=storage).get_trials(deepcopy=False)
-print(json.dumps(sorted(sorted(t.params) for t in trials)))
-"#;
-    let mut optuna = Command::new(optuna_python());
-    optuna.args(["-c", check]).arg(&journal);
-    let opened = run_with_timeout(optuna, Duration::from_secs(120));
-    assert!(opened.status.success(), "{}", String::from_utf8_lossy(&opened.stderr));
-    let seen: Vec<Vec<String>> = serde_json::from_slice(&opened.stdout).unwrap();
+    let seen: Vec<Vec<String>> =
+        serde_json::from_value(through_optuna(dir, "sorted(sorted(t.params) for t in trials)")).unwrap();
     let mut expected: Vec<Vec<String>> = trials
         .iter()
         .map(|t| {

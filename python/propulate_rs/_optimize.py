@@ -93,8 +93,10 @@ def _evaluation(loss, with_context, comm, objectives):
         ctx.comm = comm
         value = loss(params, ctx) if with_context else loss(params)
         if isinstance(value, dict):
+            if "constraints" in value:
+                ctx.set_constraints(_constraints(value["constraints"]))
             for name, x in value.items():
-                if name != "loss":
+                if name not in ("loss", "constraints"):
                     x = _as_number(f"the loss's '{name}'", x)
                     if math.isnan(x):
                         raise ValueError(f"the loss's '{name}' is NaN")
@@ -111,6 +113,17 @@ def _evaluation(loss, with_context, comm, objectives):
         return _as_number("the loss", value)
 
     return evaluate
+
+
+def _constraints(values):
+    """The constraint values of a loss's dict (feasible when each is at most 0): a list of finite
+    numbers, or one number."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        values = [values]
+    numbers = [_as_number("a constraint of the loss's 'constraints'", c) for c in values]
+    if not all(math.isfinite(c) for c in numbers):
+        raise ValueError(f"the loss's 'constraints' must be finite numbers, not {numbers!r}")
+    return numbers
 
 
 def _library_check(MPI):

@@ -8,11 +8,13 @@ __all__ = ["Trial", "Result"]
 class Trial:
     """One evaluation: ``params`` (a dict), ``loss`` (``inf`` when it failed), ``failure`` (the
     reason, or None), where it was bred (``island``, ``worker``, ``generation``), and what it
-    recorded: ``objectives``, ``metrics``, ``curve`` (its reports), ``pruned``, ``duration_s``."""
+    recorded: ``objectives``, ``metrics``, ``curve`` (its reports), ``pruned``, ``duration_s``;
+    with constraints, ``constraints`` (the values, feasible when each is at most 0) and
+    ``feasible`` (``None`` without constraints)."""
 
     __slots__ = (
         "params", "loss", "failure", "island", "worker", "generation", "number",
-        "objectives", "metrics", "curve", "pruned", "duration_s", "lineage",
+        "objectives", "metrics", "curve", "pruned", "duration_s", "lineage", "constraints", "feasible",
     )
 
     def __init__(self, record, order=None):
@@ -32,6 +34,8 @@ class Trial:
         self.pruned = record.get("pruned", False)
         self.duration_s = record.get("duration_s")
         self.lineage = record.get("lineage")
+        self.constraints = record.get("constraints")
+        self.feasible = record.get("feasible")
 
     @property
     def failed(self):
@@ -46,6 +50,9 @@ class Trial:
                    generation=self.generation, duration_s=self.duration_s, pruned=self.pruned)
         if self.number is not None:
             row["number"] = self.number
+        if self.constraints is not None:
+            row["feasible"] = self.feasible
+            row.update({f"constraint_{k + 1}": c for k, c in enumerate(self.constraints)})
         for name, value in (self.metrics or {}).items():
             row.setdefault(name, value)
         for name, value in (self.objectives or {}).items():

@@ -64,10 +64,18 @@ class Study:
         number, params = self._native.ask()
         return AskedTrial(number, params)
 
-    def tell(self, trial, loss):
+    def tell(self, trial, loss, constraints=None):
         """File ``trial``'s result: a number, or the exception it raised (a failed trial); NaN or
-        a non-number is a failed trial too."""
+        a non-number is a failed trial too. ``constraints``: the values measured (feasible when
+        each is at most 0), also given as a dict ``{"loss": ..., "constraints": [...]}``."""
         number = trial.number if isinstance(trial, AskedTrial) else int(trial)
+        if isinstance(loss, dict):
+            constraints = loss.get("constraints", constraints)
+            loss = loss.get("loss")
+        if constraints is not None:
+            from ._optimize import _constraints
+
+            constraints = _constraints(constraints)
         if isinstance(loss, BaseException):
             self._native.tell(number, None, f"{type(loss).__name__}: {loss}")
             return
@@ -81,7 +89,7 @@ class Study:
         if math.isnan(value):
             self._native.tell(number, None, "the loss is NaN")
             return
-        self._native.tell(number, value)
+        self._native.tell(number, value, None, constraints)
 
     def optimize(self, loss, n_trials):
         """Ask, evaluate ``loss(params)`` and tell, ``n_trials`` times in this process; an
@@ -107,9 +115,16 @@ class Study:
 
     @property
     def best(self):
-        """The best trial told so far (None before the first success)."""
+        """The best trial told so far (None before the first success): with constraints the
+        feasible one of lowest loss, or while none is feasible the one of least violation."""
         done = [t for t in self.trials if not t.failed]
-        return min(done, key=lambda t: t.loss) if done else None
+
+        def rank(t):
+            if t.feasible is not False:
+                return (0, t.loss)
+            return (1, sum(max(c, 0.0) for c in t.constraints))
+
+        return min(done, key=rank) if done else None
 
     @property
     def propagator(self):

@@ -27,6 +27,29 @@ pub fn optuna_python() -> PathBuf {
     })
 }
 
+/// Export the run checkpointed in `dir/ck` as an Optuna journal (`propulate-rs report
+/// --optuna-journal`), open it with Optuna and print, as JSON, `expression` over its trials (a
+/// Python expression of `trials`, Optuna's FrozenTrial list); the value, read back.
+pub fn through_optuna(dir: &Path, expression: &str) -> serde_json::Value {
+    let journal = dir.join("study.log");
+    let mut report = Command::new(bin());
+    report.arg("report").arg(dir.join("ck")).arg("--out").arg(dir.join("out")).arg("--optuna-journal").arg(&journal);
+    let reported = run_with_timeout(report, Duration::from_secs(60));
+    assert!(reported.status.success(), "{}", String::from_utf8_lossy(&reported.stderr));
+    let check = format!(
+        "import json, sys\nimport optuna\n\
+         storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(sys.argv[1]))\n\
+         [summary] = optuna.get_all_study_summaries(storage)\n\
+         trials = optuna.load_study(study_name=summary.study_name, storage=storage).get_trials(deepcopy=False)\n\
+         print(json.dumps({expression}))\n"
+    );
+    let mut optuna = Command::new(optuna_python());
+    optuna.args(["-c", &check]).arg(&journal);
+    let opened = run_with_timeout(optuna, Duration::from_secs(120));
+    assert!(opened.status.success(), "{}", String::from_utf8_lossy(&opened.stderr));
+    serde_json::from_slice(&opened.stdout).expect("JSON from Optuna's side")
+}
+
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_propulate-rs"))
 }

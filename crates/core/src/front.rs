@@ -7,10 +7,14 @@ use crate::individual::{Individual, IndividualId};
 use crate::pareto::non_dominated;
 
 /// `ind`'s objectives as minimized (each multiplied by its sign), or `None` when it cannot be on
-/// a front: failed, another number of objectives than `signs` declares, or a value not finite.
+/// a front: failed, another number of objectives than `signs` declares, a value not finite, or
+/// infeasible (constrained domination, as NSGA-II's: a feasible evaluation dominates every
+/// infeasible one, which rank by their violation after the feasible ones).
 pub fn minimized(ind: &Individual, signs: &[f64]) -> Option<Vec<f64>> {
-    let usable =
-        ind.failure.is_none() && ind.objectives.len() == signs.len() && ind.objectives.iter().all(|v| v.is_finite());
+    let usable = ind.failure.is_none()
+        && ind.is_feasible()
+        && ind.objectives.len() == signs.len()
+        && ind.objectives.iter().all(|v| v.is_finite());
     usable.then(|| ind.objectives.iter().zip(signs).map(|(v, s)| v * s).collect())
 }
 

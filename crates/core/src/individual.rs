@@ -27,9 +27,9 @@ impl std::fmt::Display for IndividualId {
 
 /// An evaluated (or to-be-evaluated) point of the search space.
 ///
-/// Serialized by hand ([`Serialize`] below) so that JSON (the journal) leaves out `objectives`
-/// when there are none and `lineage` when it is not population-based training, keeping other
-/// checkpoints as they were, while the binary wire
+/// Serialized by hand ([`Serialize`] below) so that JSON (the journal) leaves out `objectives` and
+/// `constraints` when there are none and `lineage` when it is not population-based training,
+/// keeping other checkpoints as they were, while the binary wire
 /// format, which has no field names and cannot skip, always carries every field.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Individual {
@@ -45,6 +45,11 @@ pub struct Individual {
     /// one, minimized. Empty otherwise and for failed evaluations (and absent from the journal).
     #[serde(default)]
     pub objectives: Vec<f64>,
+    /// The constraint values the evaluation reported, in its order: feasible when every one is at
+    /// most 0 (Optuna's convention). Empty when it reported none (feasible) and for failed
+    /// evaluations; absent from the journal then.
+    #[serde(default)]
+    pub constraints: Vec<f64>,
     /// Unique identity (birth island, worker, generation).
     pub id: IndividualId,
     /// Island-local index of the worker responsible for it on its current island: the only one
@@ -87,8 +92,10 @@ impl Serialize for Individual {
             }
         }
         let objectives = !s.is_human_readable() || !self.objectives.is_empty();
+        let constraints = !s.is_human_readable() || !self.constraints.is_empty();
         let lineage = !s.is_human_readable() || self.lineage.is_some();
-        let mut st = s.serialize_struct("Individual", 11 + usize::from(objectives) + usize::from(lineage))?;
+        let optional = usize::from(objectives) + usize::from(constraints) + usize::from(lineage);
+        let mut st = s.serialize_struct("Individual", 11 + optional)?;
         st.serialize_field("values", &self.values)?;
         st.serialize_field("loss", &InfAsNull(self.loss))?;
         st.serialize_field("failure", &self.failure)?;
@@ -96,6 +103,11 @@ impl Serialize for Individual {
             st.serialize_field("objectives", &self.objectives)?;
         } else {
             st.skip_field("objectives")?;
+        }
+        if constraints {
+            st.serialize_field("constraints", &self.constraints)?;
+        } else {
+            st.skip_field("constraints")?;
         }
         st.serialize_field("id", &self.id)?;
         st.serialize_field("current", &self.responsible_worker)?;
@@ -122,6 +134,7 @@ impl Individual {
             loss: f64::INFINITY,
             failure: None,
             objectives: Vec::new(),
+            constraints: Vec::new(),
             id: IndividualId { island: 0, worker: 0, generation: 0 },
             responsible_worker: 0,
             migration_steps: 0,
@@ -148,6 +161,18 @@ impl Individual {
         Individual::new(self.values.clone())
     }
 
+    /// True when every constraint value is at most 0 (and when it reported none).
+    pub fn is_feasible(&self) -> bool {
+        self.constraints.iter().all(|c| *c <= 0.0)
+    }
+
+    /// Where it ranks, lowest best: evaluated and feasible by its loss, then infeasible by its
+    /// violation (feasibility first, as Deb's rules and Optuna's constrained samplers rank), then
+    /// failed and unevaluated ones.
+    pub fn rank_key(&self) -> RankKey {
+        RankKey::of(self.loss, &self.constraints)
+    }
+
     /// A named view of the values, for loss functions and reports.
     pub fn params<'a>(&'a self, space: &'a SearchSpace) -> Params<'a> {
         Params { space, values: &self.values }
@@ -161,6 +186,36 @@ impl Individual {
     /// The start time as a UTC timestamp.
     pub fn start_time(&self) -> chrono::DateTime<chrono::Utc> {
         chrono::DateTime::from_timestamp_micros(self.start_us).unwrap_or_default()
+    }
+}
+
+/// An individual's place in the ranking ([`Individual::rank_key`]): a class (0 feasible, 1
+/// infeasible, 2 failed), then the loss or the violation; a total order (`f64::total_cmp`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RankKey(pub u8, pub f64);
+
+impl RankKey {
+    /// The rank of a `loss` with its `constraints` ([`Individual::rank_key`]).
+    pub fn of(loss: f64, constraints: &[f64]) -> RankKey {
+        if !loss.is_finite() {
+            RankKey(2, loss)
+        } else if constraints.iter().all(|c| *c <= 0.0) {
+            RankKey(0, loss)
+        } else {
+            RankKey(1, constraints.iter().map(|c| c.max(0.0)).sum())
+        }
+    }
+}
+
+impl Eq for RankKey {}
+impl PartialOrd for RankKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for RankKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.cmp(&other.0).then(self.1.total_cmp(&other.1))
     }
 }
 
@@ -288,6 +343,12 @@ mod tests {
             ),
             "{text}"
         );
+        assert_eq!(serde_json::from_str::<Individual>(&text).unwrap(), ind);
+        ind.lineage = None;
+        ind.objectives.clear();
+        ind.constraints = vec![0.5, -1.0];
+        let text = serde_json::to_string(&ind).unwrap();
+        assert!(text.contains(r#""failure":null,"constraints":[0.5,-1.0],"id""#), "{text}");
         assert_eq!(serde_json::from_str::<Individual>(&text).unwrap(), ind);
         for (objectives, lineage) in [(vec![], None), (vec![1.0, 2.0], Some(lineage))] {
             let mut i = ind.clone();

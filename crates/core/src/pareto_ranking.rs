@@ -55,7 +55,8 @@ impl ParetoRanking {
     }
 
     /// Every active identity (`active`, whose individuals `get` returns) best first: rank, then
-    /// crowding (largest first), then identity; unusable ones (failed, a value missing) last.
+    /// crowding (largest first), then identity; then the infeasible ones by their violation
+    /// (constrained domination); unusable ones (failed, a value missing) last.
     pub fn order<'s>(
         &'s self,
         active: &[IndividualId],
@@ -77,6 +78,8 @@ impl ParetoRanking {
             }
             let refs: Vec<&[f64]> = points.iter().map(Vec::as_slice).collect();
             let mut order: Vec<IndividualId> = pareto_order(&refs).into_iter().map(|k| usable[k]).collect();
+            // A stable sort: ties stay in identity order. Failed ones rank after every infeasible one.
+            last.sort_by_key(|id| get(id).rank_key());
             order.extend(last);
             order
         })

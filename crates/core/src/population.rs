@@ -15,30 +15,18 @@
 //! step, deactivations with theirs), never on their order, so workers of an island that have seen
 //! the same messages hold the same active population.
 
-use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 use either::Either;
 
-use crate::individual::{Individual, IndividualId};
+use crate::individual::{Individual, IndividualId, RankKey};
 use crate::pareto_ranking::ParetoRanking;
 use crate::rng::PropRng;
 
-/// A loss with a total order (`f64::total_cmp`), so it can key an ordered set.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct LossKey(f64);
-impl Eq for LossKey {}
-impl PartialOrd for LossKey {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for LossKey {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}
+/// The key of the loss index: an individual's rank ([`Individual::rank_key`]: feasible by loss,
+/// then infeasible by violation, then failed), a total order.
+type LossKey = RankKey;
 
 /// Hashes identities with the SplitMix64 finaliser: identities are not chosen by an adversary, and
 /// the standard SipHash made inserting the half a million individuals of a resumed island several
@@ -231,8 +219,8 @@ impl Population {
         let mut active_at: Vec<(IndividualId, u32)> = Vec::with_capacity(stored.len());
         for (k, (ind, step)) in stored.iter().zip(&deactivated).enumerate() {
             if step.is_none_or(|d| d < ind.migration_steps) {
-                active.push((LossKey(ind.loss), ind.id));
-                responsible.push((ind.responsible_worker, LossKey(ind.loss), ind.id));
+                active.push((ind.rank_key(), ind.id));
+                responsible.push((ind.responsible_worker, ind.rank_key(), ind.id));
                 bred.push(breed_key(ind));
                 active_at.push((ind.id, k as u32));
             }
@@ -309,14 +297,14 @@ impl Population {
         self.running.remove(&id);
         let rec = self.records.entry(id).or_default();
         let steps = ind.migration_steps;
-        let loss = ind.loss;
+        let loss = ind.rank_key();
         let new_key = breed_key(&ind);
         let responsible = ind.responsible_worker;
         let old = match rec.individual() {
             Some(k) if steps <= self.stored[k].migration_steps => return Arrival::Ignored,
             Some(k) => {
                 let old = std::mem::replace(&mut self.stored[k], ind);
-                Some((old.loss, breed_key(&old), old.responsible_worker))
+                Some((old.rank_key(), breed_key(&old), old.responsible_worker))
             }
             None => {
                 self.known += 1;
@@ -338,12 +326,12 @@ impl Population {
                 }
                 // Same identity, newer step: the same evaluation, but keep the keys exact.
                 if let Some((old_loss, old_key, old_responsible)) = old {
-                    self.by_loss.remove(&(LossKey(old_loss), id));
-                    self.by_responsible.remove(&(old_responsible, LossKey(old_loss), id));
+                    self.by_loss.remove(&(old_loss, id));
+                    self.by_responsible.remove(&(old_responsible, old_loss, id));
                     self.by_breeding.remove(&old_key);
                 }
-                self.by_loss.insert((LossKey(loss), id));
-                self.by_responsible.insert((responsible, LossKey(loss), id));
+                self.by_loss.insert((loss, id));
+                self.by_responsible.insert((responsible, loss, id));
                 self.by_breeding.insert(new_key);
                 Arrival::Ignored
             }
@@ -383,16 +371,16 @@ impl Population {
         hit
     }
 
-    fn activate(&mut self, id: IndividualId, loss: f64, key: BreedKey) {
+    fn activate(&mut self, id: IndividualId, loss: LossKey, key: BreedKey) {
         let rec = self.records.get_mut(&id).expect("record exists");
         let stored = &self.stored[rec.individual().expect("stored before activation")];
         if let Some(p) = &mut self.pareto {
             p.arrived(stored);
         }
-        self.by_responsible.insert((stored.responsible_worker, LossKey(loss), id));
+        self.by_responsible.insert((stored.responsible_worker, loss, id));
         rec.active_slot = Some(index(self.active_ids.len()));
         self.active_ids.push(id);
-        self.by_loss.insert((LossKey(loss), id));
+        self.by_loss.insert((loss, id));
         self.by_breeding.insert(key);
     }
 
@@ -403,8 +391,8 @@ impl Population {
         let rec = self.records.get_mut(&id).expect("record exists");
         let slot = rec.active_slot.take().expect("was active") as usize;
         let ind = &self.stored[rec.individual().expect("stored")];
-        self.by_loss.remove(&(LossKey(ind.loss), id));
-        self.by_responsible.remove(&(ind.responsible_worker, LossKey(ind.loss), id));
+        self.by_loss.remove(&(ind.rank_key(), id));
+        self.by_responsible.remove(&(ind.responsible_worker, ind.rank_key(), id));
         self.by_breeding.remove(&breed_key(ind));
         self.active_ids.swap_remove(slot);
         if let Some(moved) = self.active_ids.get(slot).copied() {
@@ -422,7 +410,8 @@ impl Population {
         self.records.get(id).is_some_and(|r| r.active_slot.is_some())
     }
 
-    /// The active individuals from lowest to highest loss (ties broken by identity); with several
+    /// The active individuals from lowest to highest loss (ties broken by identity), feasible ones
+    /// first and infeasible ones by their violation ([`Individual::rank_key`]); with several
     /// objectives, by Pareto rank and crowding ([`Population::rank_by_objectives`]).
     pub fn iter_best(&self) -> impl DoubleEndedIterator<Item = &Individual> + '_ {
         let stored = |id: &IndividualId| self.get(id).expect("indexed individual is stored");
@@ -439,9 +428,10 @@ impl Population {
     }
 
     /// The lowest loss among the active individuals, whatever the ranking (with several
-    /// objectives, the first one's best): O(log n), where the Pareto order is computed anew.
+    /// objectives, the first one's best; with constraints, the best feasible one's, or infinity
+    /// while none is feasible): O(log n), where the Pareto order is computed anew.
     pub fn lowest_loss(&self) -> Option<f64> {
-        self.by_loss.first().map(|(loss, _)| loss.0)
+        self.by_loss.first().map(|(key, _)| if key.0 == 0 { key.1 } else { f64::INFINITY })
     }
 
     /// The `k` best active individuals ([`Population::iter_best`]'s order), best first.
@@ -485,8 +475,9 @@ impl Population {
         &self,
         responsible: u32,
     ) -> impl DoubleEndedIterator<Item = &(u32, LossKey, IndividualId)> + '_ {
-        // The extremes of f64::total_cmp: the negative and the positive NaN with every payload bit.
-        let (least, most) = (LossKey(f64::from_bits(u64::MAX)), LossKey(f64::from_bits(u64::MAX >> 1)));
+        // The extremes of the classes and of f64::total_cmp: the negative and the positive NaN
+        // with every payload bit.
+        let (least, most) = (RankKey(0, f64::from_bits(u64::MAX)), RankKey(u8::MAX, f64::from_bits(u64::MAX >> 1)));
         let low = IndividualId { island: 0, worker: 0, generation: 0 };
         let high = IndividualId { island: u32::MAX, worker: u32::MAX, generation: u64::MAX };
         self.by_responsible.range((responsible, least, low)..=(responsible, most, high))
@@ -588,6 +579,65 @@ mod tests {
         // A late announcement of a child whose result came first (messages of two peers cross).
         p.start_running(ind(1, 0, f64::INFINITY, 0));
         assert_eq!(running(&p), [2]);
+    }
+
+    /// With constraints the feasible come first by loss, then the infeasible by their violation,
+    /// then failures; a newer copy that changed feasibility moves; each worker's order agrees.
+    #[test]
+    fn feasible_individuals_rank_first_then_by_violation() {
+        let constrained = |g: u64, loss: f64, constraints: &[f64]| {
+            let mut i = ind(g as u32 % 2, g, loss, 0);
+            i.responsible_worker = i.id.worker;
+            i.constraints = constraints.to_vec();
+            i
+        };
+        let mut p = Population::new();
+        p.insert(constrained(0, 0.1, &[0.5, -1.0])); // best loss, violation 0.5
+        p.insert(constrained(1, 3.0, &[-0.1])); // feasible
+        p.insert(constrained(2, 0.2, &[2.0, 1.0])); // violation 3
+        p.insert(constrained(3, 2.0, &[])); // reported none: feasible
+        p.insert(constrained(4, f64::INFINITY, &[])); // failed
+        let order: Vec<u64> = p.iter_best().map(|i| i.id.generation).collect();
+        assert_eq!(order, [3, 1, 0, 2, 4]);
+        assert_eq!(p.lowest_loss(), Some(2.0), "the best feasible loss");
+        assert_eq!(p.best_responsible(0, 3).iter().map(|i| i.id.generation).collect::<Vec<_>>(), [0, 2, 4]);
+        assert_eq!(p.worst_responsible(1, 1)[0].id.generation, 1);
+        // A newer copy (a migrant) of generation 2 that is feasible now moves to the front.
+        let mut moved = constrained(2, 0.2, &[-1.0]);
+        moved.migration_steps = 1;
+        p.insert(moved);
+        assert_eq!(p.iter_best().map(|i| i.id.generation).collect::<Vec<_>>(), [2, 3, 1, 0, 4]);
+        let mut infeasible_only = Population::new();
+        infeasible_only.insert(constrained(0, 0.1, &[1.0]));
+        assert_eq!(infeasible_only.lowest_loss(), Some(f64::INFINITY), "no feasible loss yet");
+    }
+
+    /// Several objectives with constraints: constrained domination. A feasible individual ranks
+    /// before every infeasible one however good the infeasible one's objectives, the infeasible
+    /// ones rank by their violation, and the front holds feasible ones only.
+    #[test]
+    fn several_objectives_with_constraints_use_constrained_domination() {
+        let mut p = Population::new().rank_by_objectives(vec![1.0, 1.0]);
+        for (g, objectives, constraints) in [
+            (0, [0.0, 0.0], vec![2.0]),  // dominates everything, but infeasible (violation 2)
+            (1, [1.0, 3.0], vec![-1.0]), // feasible
+            (2, [3.0, 1.0], vec![]),     // feasible (reported none)
+            (3, [0.5, 0.5], vec![0.5]),  // infeasible (violation 0.5)
+            (4, [4.0, 4.0], vec![-1.0]), // feasible, dominated
+        ] {
+            let mut i = ind(0, g, objectives[0], 0);
+            i.objectives = objectives.to_vec();
+            i.constraints = constraints;
+            p.insert(i);
+        }
+        let order: Vec<u64> = p.iter_best().map(|i| i.id.generation).collect();
+        assert_eq!(&order[..2].iter().copied().collect::<std::collections::BTreeSet<_>>(), &[1, 2].into());
+        assert_eq!(&order[2..], [4, 3, 0]);
+        let front: Vec<u64> = p.best(2).iter().map(|i| i.id.generation).collect();
+        assert!(front.contains(&1) && front.contains(&2), "{front:?}");
+        let all = p.iter_best().cloned().collect::<Vec<_>>();
+        let front = crate::front::pareto_front(&all, &[1.0, 1.0]);
+        assert_eq!(front.iter().map(|i| i.id.generation).collect::<Vec<_>>(), [1, 2]);
     }
 
     #[test]

@@ -47,6 +47,8 @@ pub struct WorkerContext<'a> {
     pub(crate) comm: Option<&'a mut dyn Communicator>,
     /// Metrics recorded by the loss during this evaluation.
     pub(crate) metrics: Vec<(String, f64)>,
+    /// The constraint values the loss reported ([`WorkerContext::set_constraints`]).
+    pub(crate) constraints: Vec<f64>,
     /// What [`WorkerContext::report`] heard and decided.
     pub(crate) reports: Reports,
     /// On the worker root, when the early stopper hears running evaluations: where each report
@@ -111,6 +113,7 @@ impl<'a> WorkerContext<'a> {
             training: None,
             comm,
             metrics: Vec::new(),
+            constraints: Vec::new(),
             reports: Reports::default(),
             peers: None,
         }
@@ -155,6 +158,16 @@ impl WorkerContext<'_> {
             self.metrics.retain(|(n, _)| n != name);
             self.metrics.push((name.to_string(), value));
         }
+    }
+
+    /// Report the constraint values of this evaluation, measured by the training (memory used
+    /// minus a budget, latency minus a limit): the configuration is feasible when every value is at
+    /// most 0, Optuna's convention. The best individual is then the best feasible one, and the
+    /// propagators breed towards feasible ones. Call it again to replace the values; the worker
+    /// root's are kept, and a value that is not finite fails the evaluation. An evaluation that reports
+    /// none counts as feasible.
+    pub fn set_constraints(&mut self, values: &[f64]) {
+        self.constraints = values.to_vec();
     }
 
     /// Take back the metric `name` recorded in this evaluation, if there is one: what a wrapper

@@ -155,7 +155,9 @@ fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, multi: boo
         "distributions": distributions,
         "params": params,
         "user_attrs": user_attrs,
-        "system_attrs": {},
+        // Where Optuna's samplers keep a trial's constraint values (`_CONSTRAINTS_KEY`): its
+        // dashboard and `study.best_trial` tell feasible trials apart by them.
+        "system_attrs": if t.constraints.is_empty() { json!({}) } else { json!({"constraints": t.constraints}) },
         "intermediate_values": intermediate,
     })
 }

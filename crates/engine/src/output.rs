@@ -42,6 +42,10 @@ pub fn individual_json(space: &SearchSpace, objectives: &[Objective], ind: &Indi
     if !ind.metrics.is_empty() {
         object.insert("metrics".into(), json!(ind.metrics));
     }
+    if !ind.constraints.is_empty() {
+        object.insert("constraints".into(), json!(ind.constraints));
+        object.insert("feasible".into(), json!(ind.is_feasible()));
+    }
     if let Some(curve) = &ind.curve {
         object.insert("curve".into(), json!(curve.points));
         object.insert("pruned".into(), json!(curve.pruned));
@@ -207,7 +211,9 @@ pub fn front_csv(space: &SearchSpace, objectives: &[Objective], front: &[Individ
 }
 
 /// One row per evaluation: identity, one column per parameter, loss, then (when the run declares
-/// objectives) one column per objective, named as declared, then failure, start, duration, then
+/// objectives) one column per objective, named as declared, then (when any evaluation reported
+/// constraints) `feasible` and `constraint_1`, `constraint_2`, ... (empty where one reported
+/// none), then failure, start, duration, then
 /// one column per metric that any evaluation recorded and that is not an objective (empty where
 /// one did not), then, when any evaluation reported intermediate values, `pruned` (`true` when an
 /// early stopper ended it) and `last_step` (the step of its last report: where it stopped, if
@@ -224,6 +230,13 @@ pub fn trials_csv(space: &SearchSpace, objectives: &[Objective], trials: &[Indiv
     for o in objectives {
         out.push(',');
         out.push_str(&csv_field(&o.name));
+    }
+    let constraints = trials.iter().map(|t| t.constraints.len()).max().unwrap_or(0);
+    if constraints > 0 {
+        out.push_str(",feasible");
+        for k in 1..=constraints {
+            let _ = write!(out, ",constraint_{k}");
+        }
     }
     out.push_str(",failure,start,duration_s");
     for m in &metrics {
@@ -246,6 +259,17 @@ pub fn trials_csv(space: &SearchSpace, objectives: &[Objective], trials: &[Indiv
             out.push(',');
             if let Some(v) = t.objectives.get(k) {
                 let _ = write!(out, "{v}");
+            }
+        }
+        if constraints > 0 {
+            // A failed evaluation has no feasibility.
+            let feasible = if t.failure.is_some() { String::new() } else { t.is_feasible().to_string() };
+            let _ = write!(out, ",{feasible}");
+            for k in 0..constraints {
+                out.push(',');
+                if let Some(c) = t.constraints.get(k) {
+                    let _ = write!(out, "{c}");
+                }
             }
         }
         let _ = write!(

@@ -151,7 +151,7 @@ impl IslandView {
 /// The `top_n` best distinct identities over the islands' best lists (pollination copies count once).
 fn global_best(islands: &[Vec<Individual>], top_n: usize) -> Vec<Individual> {
     let mut all: Vec<Individual> = islands.iter().flatten().cloned().collect();
-    all.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
+    all.sort_by(|a, b| a.rank_key().cmp(&b.rank_key()).then(a.id.cmp(&b.id)));
     all.dedup_by_key(|i| i.id);
     all.truncate(top_n);
     all

@@ -147,6 +147,15 @@ impl Context {
         Ok(())
     }
 
+    /// Report the constraint values of this evaluation (feasible when each is at most 0), what a
+    /// loss's dict gives as `"constraints"`.
+    fn set_constraints(&self, values: Vec<f64>) -> PyResult<()> {
+        let live = self.engine()?;
+        // SAFETY: as in `report`.
+        unsafe { (*live.0).set_constraints(&values) };
+        Ok(())
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Context(rank={}, size={}, worker={}, island={}, device='{}', trial='{}')",

@@ -96,7 +96,7 @@ impl State {
         Ok(child)
     }
 
-    fn tell(&mut self, number: u64, loss: Option<f64>, failure: Option<String>) -> PyResult<()> {
+    fn tell(&mut self, number: u64, loss: Option<f64>, failure: Option<String>, constraints: Vec<f64>) -> PyResult<()> {
         let Some(mut ind) = self.running.remove(&number) else {
             let told = self.saved.told.iter().any(|t| t.id.generation == number);
             return Err(PyKeyError::new_err(if told {
@@ -107,7 +107,10 @@ impl State {
         };
         ind.duration_s = ((now_us() - ind.start_us) as f64 / 1e6).max(0.0);
         match (loss, failure) {
-            (Some(x), None) if x.is_finite() => ind.loss = x,
+            (Some(x), None) if x.is_finite() => {
+                ind.loss = x;
+                ind.constraints = constraints;
+            }
             (Some(x), None) => {
                 ind.loss = f64::INFINITY;
                 ind.failure = Some(format!("the loss is {x}"));
@@ -227,10 +230,17 @@ impl Study {
         Ok((child.id.generation, params_dict(py, &space, &child.values)?))
     }
 
-    /// File trial `number`'s loss, or its failure (`loss` None, or not finite).
-    #[pyo3(signature = (number, loss, failure=None))]
-    fn tell(&self, number: u64, loss: Option<f64>, failure: Option<String>) -> PyResult<()> {
-        self.with(|s| s.tell(number, loss, failure))
+    /// File trial `number`'s loss, or its failure (`loss` None, or not finite), with the constraint values
+    /// it measured (feasible when each is at most 0).
+    #[pyo3(signature = (number, loss, failure = None, constraints = None))]
+    fn tell(
+        &self,
+        number: u64,
+        loss: Option<f64>,
+        failure: Option<String>,
+        constraints: Option<Vec<f64>>,
+    ) -> PyResult<()> {
+        self.with(|s| s.tell(number, loss, failure, constraints.unwrap_or_default()))
     }
 
     /// Every trial told, as JSON records (params, loss, failure, number, duration).

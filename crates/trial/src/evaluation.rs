@@ -212,6 +212,7 @@ struct RankLoop<'t> {
     last_value: Option<f64>,
     /// Rank 0: the loss its process printed, and a `propulate:` line it could not read.
     stdout_loss: Option<f64>,
+    stdout_constraints: Option<Vec<f64>>,
     malformed: Option<String>,
     /// Rank 0: when it stops the trial for its time limit, and for ranks still running after its
     /// own process ended well; whether it has.
@@ -238,6 +239,7 @@ impl<'t> RankLoop<'t> {
             killed: false,
             last_value: None,
             stdout_loss: None,
+            stdout_constraints: None,
             malformed: None,
             deadline: trial.settings.timeout.filter(|_| me == 0).map(|t| Instant::now() + t),
             finish_deadline: None,
@@ -289,6 +291,7 @@ impl<'t> RankLoop<'t> {
                 self.publish(Event::Report { step, value });
             }
             Line::Loss(x) => self.stdout_loss = Some(x),
+            Line::Constraints(c) => self.stdout_constraints = Some(c),
             Line::Malformed(m) => self.malformed = Some(m),
             Line::Step { .. } | Line::Other => {}
         }
@@ -399,11 +402,15 @@ impl<'t> RankLoop<'t> {
         let path = dir.join("result.json");
         match std::fs::read_to_string(&path) {
             Ok(text) => {
-                let (loss, metrics) = parse_result_file(&path, &text, &self.trial.settings.objectives)?;
-                for (name, value) in metrics {
+                let read = parse_result_file(&path, &text, &self.trial.settings.objectives)?;
+                for (name, value) in read.metrics {
                     ctx.record(&name, value);
                 }
-                Ok(loss)
+                // The file's constraints, else a constraints line's.
+                if let Some(c) = read.constraints.as_ref().or(self.stdout_constraints.as_ref()) {
+                    ctx.set_constraints(c);
+                }
+                Ok(read.loss)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !self.trial.settings.objectives.is_empty() => {
                 Err(format!(
@@ -414,7 +421,12 @@ impl<'t> RankLoop<'t> {
                 .into())
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => match (self.stdout_loss, &self.malformed) {
-                (Some(loss), _) => Ok(loss),
+                (Some(loss), _) => {
+                    if let Some(c) = &self.stdout_constraints {
+                        ctx.set_constraints(c);
+                    }
+                    Ok(loss)
+                }
                 (None, malformed) => Err(format!(
                     "no result: rank 0's process wrote no $PROPULATE_RESULT and printed no 'propulate: loss=<number>' line{}",
                     malformed.as_ref().map(|m| format!(" (it printed {m})")).unwrap_or_default()

@@ -4,6 +4,8 @@
 //!   (more numeric keys are kept as metrics of the trial), or a line `propulate: loss=<number>` on
 //!   its stdout; the file wins when there are both. A run with several objectives reads each from
 //!   the file by name (`loss` only when it is one of them);
+//! - constraints measured by the training (feasible when each is at most 0): `"constraints":
+//!   [0.1, -2.0]` in the result file, or a line `propulate: constraints=0.1,-2.0`;
 //! - intermediate values: a line `propulate: step=<n> loss=<number>` each, for early stopping.
 
 use std::path::Path;
@@ -20,6 +22,8 @@ pub enum Line {
     },
     /// `propulate: loss=<number>`: the result.
     Loss(f64),
+    /// `propulate: constraints=<number>,<number>,...`: the constraint values.
+    Constraints(Vec<f64>),
     /// A line that starts with `propulate:` but cannot be read: what is wrong with it.
     Malformed(String),
     /// Anything else: the program's own output.
@@ -37,6 +41,16 @@ pub fn parse_line(line: &str) -> Line {
         ))
     };
     let number = |w: &str, key: &str| w.strip_prefix(key).and_then(|v| v.parse::<f64>().ok());
+    if let [constraints] = words.as_slice()
+        && let Some(list) = constraints.strip_prefix("constraints=")
+    {
+        let values: Option<Vec<f64>> =
+            list.split(',').map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite())).collect();
+        return values.map_or_else(
+            || Line::Malformed(format!("'{}': expected 'propulate: constraints=<number>,<number>,...'", line.trim())),
+            Line::Constraints,
+        );
+    }
     match words.as_slice() {
         [loss] => number(loss, "loss=").map_or_else(malformed, Line::Loss),
         [step, loss] => match (step.strip_prefix("step=").and_then(|s| s.parse::<u64>().ok()), number(loss, "loss=")) {
@@ -47,10 +61,22 @@ pub fn parse_line(line: &str) -> Line {
     }
 }
 
-/// A result file's contents: the loss, and the other numbers as metrics (booleans as 0 or 1). With
-/// `objectives` (their names), each must be a number of the file, and `loss` is needed only when
-/// it is one of them (else the first objective stands in for it).
-pub fn parse_result_file(path: &Path, text: &str, objectives: &[String]) -> Result<(f64, Vec<(String, f64)>), String> {
+/// What a result file holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultFile {
+    /// The loss (or the first objective standing in for it).
+    pub loss: f64,
+    /// The other numbers, by name (booleans as 0 or 1).
+    pub metrics: Vec<(String, f64)>,
+    /// `"constraints"`: the constraint values, in order (`None` when the file has none).
+    pub constraints: Option<Vec<f64>>,
+}
+
+/// A result file's contents: the loss, the other numbers as metrics (booleans as 0 or 1) and the
+/// constraints (a list of finite numbers). With `objectives` (their names), each must be a number
+/// of the file, and `loss` is needed only when it is one of them (else the first objective stands
+/// in for it).
+pub fn parse_result_file(path: &Path, text: &str, objectives: &[String]) -> Result<ResultFile, String> {
     let what = || format!("the result file {}", path.display());
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("{} is not JSON: {e}", what()))?;
     let serde_json::Value::Object(map) = value else {
@@ -74,6 +100,15 @@ pub fn parse_result_file(path: &Path, text: &str, objectives: &[String]) -> Resu
         (None, Some(first)) if !objectives.iter().any(|o| o == "loss") => number(first)?.expect("checked above"),
         (None, _) => return Err(format!("{} has no \"loss\"", what())),
     };
+    let constraints = match map.get("constraints") {
+        None => None,
+        Some(serde_json::Value::Array(items)) => {
+            Some(items.iter().map(|c| c.as_f64().filter(|x| x.is_finite())).collect::<Option<Vec<f64>>>().ok_or_else(
+                || format!("{} has \"constraints\": {}, not a list of numbers", what(), map["constraints"]),
+            )?)
+        }
+        Some(other) => return Err(format!("{} has \"constraints\": {other}, not a list of numbers", what())),
+    };
     let metrics = map
         .iter()
         .filter(|(k, _)| *k != "loss")
@@ -83,7 +118,7 @@ pub fn parse_result_file(path: &Path, text: &str, objectives: &[String]) -> Resu
             _ => None,
         })
         .collect();
-    Ok((loss, metrics))
+    Ok(ResultFile { loss, metrics, constraints })
 }
 
 #[cfg(test)]
@@ -107,9 +142,10 @@ mod tests {
     #[test]
     fn result_files_give_the_loss_and_numeric_metrics() {
         let p = Path::new("r.json");
-        let (loss, metrics) =
+        let ResultFile { loss, metrics, constraints } =
             parse_result_file(p, r#"{"loss": 0.5, "accuracy": 0.9, "epochs": 3, "note": "x", "best": true}"#, &[])
                 .unwrap();
+        assert_eq!(constraints, None);
         assert_eq!(loss, 0.5);
         assert_eq!(metrics, [("accuracy".to_string(), 0.9), ("best".to_string(), 1.0), ("epochs".to_string(), 3.0)]);
         for (bad, expected) in [
@@ -117,6 +153,8 @@ mod tests {
             ("[1]", "not a JSON object"),
             (r#"{"acc": 1}"#, "no \"loss\""),
             (r#"{"loss": "0.5"}"#, "not a number"),
+            (r#"{"loss": 0.5, "constraints": 0.1}"#, "\"constraints\": 0.1, not a list of numbers"),
+            (r#"{"loss": 0.5, "constraints": [0.1, "x"]}"#, "not a list of numbers"),
         ] {
             let e = parse_result_file(p, bad, &[]).unwrap_err();
             assert!(e.contains(expected) && e.contains("r.json"), "{bad}: {e}");
@@ -124,10 +162,24 @@ mod tests {
     }
 
     #[test]
+    fn constraints_come_as_a_list_in_the_file_or_as_a_line() {
+        let read =
+            parse_result_file(Path::new("r.json"), r#"{"loss": 0.42, "constraints": [0.1, -2.0]}"#, &[]).unwrap();
+        assert_eq!((read.loss, read.constraints), (0.42, Some(vec![0.1, -2.0])));
+        assert!(read.metrics.is_empty(), "the constraints are no metric: {:?}", read.metrics);
+        assert_eq!(parse_line("propulate: constraints=0.1,-2.0"), Line::Constraints(vec![0.1, -2.0]));
+        assert_eq!(parse_line("propulate: constraints=3"), Line::Constraints(vec![3.0]));
+        for bad in ["propulate: constraints=", "propulate: constraints=0.1,x", "propulate: constraints=nan"] {
+            assert!(matches!(parse_line(bad), Line::Malformed(m) if m.contains("constraints=<number>")), "{bad}");
+        }
+    }
+
+    #[test]
     fn objectives_are_read_by_name_and_loss_only_when_one_of_them() {
         let p = Path::new("r.json");
         let names = ["val_loss".to_string(), "acc".to_string()];
-        let (loss, metrics) = parse_result_file(p, r#"{"val_loss": 0.25, "acc": 0.75}"#, &names).unwrap();
+        let ResultFile { loss, metrics, .. } =
+            parse_result_file(p, r#"{"val_loss": 0.25, "acc": 0.75}"#, &names).unwrap();
         assert_eq!(loss, 0.25, "the first objective stands in for the loss");
         assert_eq!(metrics, [("acc".to_string(), 0.75), ("val_loss".to_string(), 0.25)]);
         let e = parse_result_file(p, r#"{"val_loss": 0.25}"#, &names).unwrap_err();

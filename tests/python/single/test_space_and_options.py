@@ -197,3 +197,30 @@ def test_bad_conditions_raise_value_error_naming_the_parameter(when, message):
         pr.optimize(conditional_loss, space, generations=1, no_checkpoint=True, quiet=True)
     with pytest.raises(ValueError, match=message):
         pr.Study(space, "tpe")
+
+
+def constrained_loss(params):
+    x, y = params["x"], params["y"]
+    return {"loss": x * x + y * y, "constraints": [1 - x - y]}
+
+
+def test_constraints_from_the_losss_dict_and_from_tell_rank_feasible_first():
+    space = {"x": pr.Float(0.0, 1.0), "y": pr.Float(0.0, 1.0)}
+    result = pr.optimize(constrained_loss, space, generations=20, no_checkpoint=True, quiet=True)
+    feasible = [t for t in result.trials if t.feasible]
+    assert feasible and all(len(t.constraints) == 1 for t in result.trials)
+    assert result.best.feasible and result.best.loss == min(t.loss for t in feasible)
+    assert "constraints" not in result.best.metrics and "constraint_1" in result.trials[0].to_dict()
+    study = pr.Study(space, "gp", seed=2)
+    for k in range(14):
+        trial = study.ask()
+        value = constrained_loss(trial.params)
+        if k % 2:
+            study.tell(trial, value)
+        else:
+            study.tell(trial, value["loss"], constraints=value["constraints"])
+    best = study.best
+    assert best.params["x"] + best.params["y"] >= 1 - 1e-12
+    failed = pr.optimize(lambda p: {"loss": 1.0, "constraints": [float("nan")]}, space, generations=1,
+                         no_checkpoint=True, quiet=True).trials[0]
+    assert "the loss's 'constraints' must be finite numbers" in failed.failure

@@ -9,7 +9,7 @@
 use rand::RngExt;
 
 use super::lbfgs::{Stop, minimize};
-use super::log_ei::log_expected_improvement;
+use super::log_ei::{log_expected_improvement, log_normal_cdf};
 use super::matern::MaternGp;
 use crate::rng::PropRng;
 
@@ -117,6 +117,67 @@ impl Acquisition for LogEi<'_> {
             .zip(&b.d_variance)
             .map(|(dm, dv)| d_mean * dm + if held { 0.0 } else { d_sd * dv / (2.0 * sd) })
             .collect();
+        (v, grad)
+    }
+}
+
+/// An acquisition times the probability that every constraint holds, added in logs (Gardner et
+/// al., ICML 2014; Optuna's GPSampler with constraints): each constraint modelled by a process of
+/// its standardized values, and held where that process lies at most at its `threshold` (0 in the
+/// constraint's units). Without an objective (no feasible point yet) the probability alone: the
+/// search first looks for where the constraints hold.
+pub(crate) struct Feasible<'a, A> {
+    pub objective: Option<A>,
+    pub constraints: Vec<(&'a MaternGp, f64)>,
+}
+
+impl<A: Acquisition> Feasible<'_, A> {
+    /// log P(constraint <= threshold) for a belief, with its derivatives by the mean and by the
+    /// deviation.
+    fn log_probability((mean, variance): (f64, f64), threshold: f64) -> (f64, f64, f64) {
+        let sd = variance.max(MIN_VARIANCE).sqrt();
+        let z = (threshold - mean) / sd;
+        let (v, slope) = log_normal_cdf(z);
+        // d z / d mean = -1 / sd; d z / d sd = -z / sd.
+        (v, -slope / sd, -slope * z / sd)
+    }
+}
+
+impl<A: Acquisition> Acquisition for Feasible<'_, A> {
+    fn value(&self, x: &[f64]) -> f64 {
+        let base = self.objective.as_ref().map_or(0.0, |a| a.value(x));
+        let v = base + self.constraints.iter().map(|(gp, t)| Self::log_probability(gp.predict(x), *t).0).sum::<f64>();
+        if v.is_nan() { f64::NEG_INFINITY } else { v }
+    }
+
+    fn values(&self, xs: &[Vec<f64>]) -> Vec<f64> {
+        let mut total = match &self.objective {
+            Some(a) => a.values(xs),
+            None => vec![0.0; xs.len()],
+        };
+        for (gp, t) in &self.constraints {
+            for (v, belief) in total.iter_mut().zip(gp.predict_many(xs)) {
+                *v += Self::log_probability(belief, *t).0;
+            }
+        }
+        total.into_iter().map(|v| if v.is_nan() { f64::NEG_INFINITY } else { v }).collect()
+    }
+
+    fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
+        let (mut v, mut grad) = match &self.objective {
+            Some(a) => a.value_and_gradient(x),
+            None => (0.0, vec![0.0; x.len()]),
+        };
+        for (gp, t) in &self.constraints {
+            let b = gp.belief(x);
+            let sd = b.variance.max(MIN_VARIANCE).sqrt();
+            let (lp, d_mean, d_sd) = Self::log_probability((b.mean, b.variance), *t);
+            let held = b.variance <= MIN_VARIANCE;
+            v += lp;
+            for (g, (dm, dv)) in grad.iter_mut().zip(b.d_mean.iter().zip(&b.d_variance)) {
+                *g += d_mean * dm + if held { 0.0 } else { d_sd * dv / (2.0 * sd) };
+            }
+        }
         (v, grad)
     }
 }

@@ -45,6 +45,26 @@ pub(crate) fn log_h(z: f64) -> (f64, f64) {
     }
 }
 
+/// log Phi(z), the log of the standard normal's distribution function, with its derivative
+/// phi(z) / Phi(z), finite for every finite z (the probability that a constraint holds, where the
+/// belief puts it many deviations beyond its bound, keeps a slope to climb).
+pub(crate) fn log_normal_cdf(z: f64) -> (f64, f64) {
+    let log_phi = -0.5 * z * z - 0.5 * (2.0 * PI).ln();
+    if z >= SERIES_BELOW {
+        let cdf = 0.5 * libm::erfc(-z / SQRT_2);
+        (cdf.ln(), log_phi.exp() / cdf)
+    } else {
+        // Phi(z) / phi(z) = -(t_0 + t_1 + ...) / z, the series of `log_h`.
+        let w = 1.0 / (z * z);
+        let (mut term, mut mills) = (1.0, 0.0);
+        for k in 0..TERMS {
+            mills += term;
+            term *= -((2 * k + 1) as f64) * w;
+        }
+        (log_phi + (mills / -z).ln(), -z / mills)
+    }
+}
+
 /// log EI below `best` for a belief (`mean`, `sd`), with its derivatives by the mean and by the
 /// deviation. A deviation of zero gives the limit: the log of the plain improvement, or minus
 /// infinity where there is none.
@@ -107,6 +127,23 @@ mod tests {
             assert!((d_mean - num_mean).abs() < 1e-5 * num_mean.abs().max(1.0), "{d_mean} vs {num_mean}");
             assert!((d_sd - num_sd).abs() < 1e-5 * num_sd.abs().max(1.0), "{d_sd} vs {num_sd}");
         }
+    }
+
+    #[test]
+    fn the_log_normal_cdf_is_accurate_and_smooth_across_its_series() {
+        for z in [-40.0, -8.0, -6.5, -5.5, -2.0, 0.0, 1.5, 8.0] {
+            let (v, d) = log_normal_cdf(z);
+            let direct = (0.5 * libm::erfc(-z / SQRT_2)).ln();
+            if z > -30.0 {
+                assert!((v - direct).abs() < 1e-5 * direct.abs().max(1.0), "{z}: {v} vs {direct}");
+            }
+            let h = 1e-6;
+            let numeric = (log_normal_cdf(z + h).0 - log_normal_cdf(z - h).0) / (2.0 * h);
+            assert!((d - numeric).abs() < 1e-4 * d.abs().max(1.0), "{z}: {d} vs {numeric}");
+        }
+        assert!(log_normal_cdf(-40.0).0.is_finite() && log_normal_cdf(-40.0).0 < log_normal_cdf(-39.0).0);
+        let (below, above) = (log_normal_cdf(-6.0 - 1e-12), log_normal_cdf(-6.0));
+        assert!((below.0 - above.0).abs() < 1e-6 && (below.1 - above.1).abs() < 1e-5, "{below:?} {above:?}");
     }
 
     #[test]

@@ -43,11 +43,11 @@ use super::gp_coordinates::ModelCoordinates;
 use super::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_unit};
 use super::trust_region;
 use super::{Arity, Breeder, Cmaes, CmaesConfig, Pool, Propagator, Tpe, TpeConfig, cmaes};
-use crate::bayes::acquisition::{Bounds, CoordinateKind, LogEi, maximize};
+use crate::bayes::acquisition::{Bounds, CoordinateKind, Feasible, LogEi, maximize};
 use crate::bayes::matern::MaternGp;
 use crate::bayes::warp::warped;
 use crate::error::{Error, Result};
-use crate::individual::{Individual, IndividualId};
+use crate::individual::{Individual, IndividualId, RankKey};
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, Value, standard_normal};
 use crate::surrogate::{LossModel, PerAxisSquaredExp, encode, standardized};
@@ -172,6 +172,9 @@ const QUADRATIC_SHARE: f64 = 0.0;
 /// (on BBOB in 5-D, counted per batch, at most the whole space's best on 20 of 24 functions over
 /// two seeds, docs/benchmarks/bbob.md).
 const TRUST_REGION: f64 = 1.0;
+
+/// A point of the process's training set: its values, loss and constraint values.
+type TrainingPoint = (Vec<Value>, f64, Vec<f64>);
 
 /// Best individuals around which local candidates are drawn.
 const LOCAL_CENTRES: usize = 5;
@@ -303,8 +306,9 @@ impl Gp {
     }
 
     /// The individuals the process is fitted to, with their losses (failures as the worst finite
-    /// one), or `None` while fewer than `startup` evaluations have a finite loss.
-    fn training_set(&self, pool: &dyn Pool) -> Option<Vec<(Vec<Value>, f64)>> {
+    /// one) and constraint values (none for failures), or `None` while fewer than `startup`
+    /// evaluations have a finite loss.
+    fn training_set(&self, pool: &dyn Pool) -> Option<Vec<TrainingPoint>> {
         // One pass: how many finite losses, and the worst of them (what failures stand in with).
         let (finite, worst) = pool
             .iter_all()
@@ -314,7 +318,8 @@ impl Gp {
         if finite < self.config.startup.max(2) {
             return None;
         }
-        let point = |i: &Individual| (i.values.clone(), if i.loss.is_finite() { i.loss } else { worst });
+        let point =
+            |i: &Individual| (i.values.clone(), if i.loss.is_finite() { i.loss } else { worst }, i.constraints.clone());
         if pool.size() <= self.config.max_points {
             return Some(pool.iter_all().map(point).collect());
         }
@@ -383,8 +388,11 @@ impl Propagator for Gp {
         let Some(mut told) = self.training_set(pool) else {
             return Ok(vec![Individual::new(space.sample(rng))]);
         };
-        // Best first: the local candidates are drawn around the head.
-        told.sort_by(|a, b| a.1.total_cmp(&b.1));
+        // Best first: the local candidates are drawn around the head. With constraints, feasible
+        // ones first, then by violation ([`Individual::rank_key`]).
+        told.sort_by_key(|(_, loss, constraints)| RankKey::of(*loss, constraints));
+        let constraints: Vec<Vec<f64>> = told.iter_mut().map(|t| std::mem::take(&mut t.2)).collect();
+        let told: Vec<(Vec<Value>, f64)> = told.into_iter().map(|(v, l, _)| (v, l)).collect();
         let losses: Vec<f64> = told.iter().map(|(_, l)| *l).collect();
         let outputs = if self.config.matern && self.config.warp { warped(&losses) } else { standardized(&losses) };
         let centres = &told[..told.len().min(LOCAL_CENTRES)];
@@ -398,7 +406,7 @@ impl Propagator for Gp {
             })
             .collect();
         let child = if self.config.matern {
-            self.matern_child(&told, outputs, pool, &candidates, rng)
+            self.matern_child(&told, &constraints, outputs, pool, &candidates, rng)
         } else {
             self.squared_exp_child(&told, outputs, candidates)
         };
@@ -489,6 +497,7 @@ impl Gp {
     fn matern_child(
         &self,
         told: &[(Vec<Value>, f64)],
+        constraints: &[Vec<f64>],
         mut outputs: Vec<f64>,
         pool: &dyn Pool,
         candidates: &[Vec<Value>],
@@ -498,8 +507,14 @@ impl Gp {
         // Fitted to all the losses even in a trust region: its length scales shape the region.
         let mut fitted = MaternGp::fit(self.model.coordinates(), inputs.clone(), outputs.clone())?;
         let kinds = self.model.kinds();
+        // Constraints the evaluations measured: a process per constraint, and the trust region
+        // left out (its local process would know nothing of them). In a conditional space the
+        // region stays: leaving it out measured no better (docs/benchmarks/spaces.md).
+        let constrained = constraints.iter().any(|c| !c.is_empty());
+        let feasibility = if constrained { self.constraint_models(&inputs, constraints) } else { Vec::new() };
+        let feasible: Vec<bool> = constraints.iter().map(|c| c.iter().all(|v| *v <= 0.0)).collect();
         // told is sorted best first: the region's centre is the island's best point.
-        let region = self.trust_region(pool, &inputs[0], &fitted, rng);
+        let region = if constrained { None } else { self.trust_region(pool, &inputs[0], &fitted, rng) };
         if let Some((_, near)) = &region
             && let Some(local) = self.region_fit(told, &inputs, near, &fitted)
         {
@@ -511,8 +526,11 @@ impl Gp {
             .map(|i| self.model.encode(&i.values))
             .collect();
         let best = outputs.iter().copied().fold(f64::INFINITY, f64::min);
-        // What improvement is measured from (the fantasies below are capped at the observed best).
-        let incumbent = if self.config.incumbent_mean {
+        // What improvement is measured from (the fantasies below are capped at the observed best);
+        // with constraints, the best feasible output (infinite while there is none).
+        let incumbent = if constrained {
+            outputs.iter().zip(&feasible).filter(|(_, f)| **f).map(|(o, _)| *o).fold(f64::INFINITY, f64::min)
+        } else if self.config.incumbent_mean {
             fitted.means_at_points().into_iter().fold(f64::INFINITY, f64::min)
         } else {
             best
@@ -542,8 +560,37 @@ impl Gp {
             None => Bounds::unit(kinds.len()),
         };
         let acquisition = LogEi { gp: &gp, best };
-        let x = maximize(&acquisition, kinds, &bounds, &coded, &warm, self.config.starts, rng);
+        let x = if constrained {
+            // Expected improvement over the best feasible point times the probability that the
+            // constraints hold; before any point is feasible, that probability alone.
+            let objective = incumbent.is_finite().then_some(acquisition);
+            let feasible = Feasible { objective, constraints: feasibility.iter().map(|(m, t)| (m, *t)).collect() };
+            maximize(&feasible, kinds, &bounds, &coded, &warm, self.config.starts, rng)
+        } else {
+            maximize(&acquisition, kinds, &bounds, &coded, &warm, self.config.starts, rng)
+        };
         Some(self.model.decode(&x))
+    }
+
+    /// One process per constraint, fitted to its values standardized at the `inputs` that
+    /// measured every constraint, with the bound 0 in the same units: (process, bound).
+    fn constraint_models(&self, inputs: &[Vec<f64>], constraints: &[Vec<f64>]) -> Vec<(MaternGp, f64)> {
+        let count = constraints.iter().map(Vec::len).max().unwrap_or(0);
+        let rows: Vec<usize> = (0..constraints.len()).filter(|&i| constraints[i].len() == count).collect();
+        if rows.len() < 2 {
+            return Vec::new();
+        }
+        (0..count)
+            .filter_map(|k| {
+                // The bound goes through the same standardization as the values.
+                let mut values: Vec<f64> = rows.iter().map(|&i| constraints[i][k]).collect();
+                values.push(0.0);
+                let mut scaled = standardized(&values);
+                let bound = scaled.pop().expect("the bound was pushed");
+                let xs = rows.iter().map(|&i| inputs[i].clone()).collect();
+                MaternGp::fit(self.model.coordinates(), xs, scaled).map(|gp| (gp, bound))
+            })
+            .collect()
     }
 }
 
@@ -695,20 +742,20 @@ mod tests {
         }
         let told = gp.training_set(&pool).unwrap();
         assert_eq!(told.len(), 20);
-        assert!(told.iter().all(|(_, l)| l.is_finite()));
+        assert!(told.iter().all(|(_, l, _)| l.is_finite()));
         // The failure, bred last, is among the latest and counts as the worst finite loss.
         let worst = pool.iter().map(|i| i.loss).filter(|l| l.is_finite()).fold(f64::MIN, f64::max);
         let failed = &pool.last().unwrap().values;
-        assert_eq!(told.iter().find(|(v, _)| v == failed).map(|(_, l)| *l), Some(worst));
+        assert_eq!(told.iter().find(|(v, _, _)| v == failed).map(|(_, l, _)| *l), Some(worst));
         // The latest 10 (the failure and the 9 bred before it) are in, whatever their losses.
         for i in &pool[31..] {
-            assert!(told.iter().any(|(v, _)| *v == i.values), "a latest individual is missing");
+            assert!(told.iter().any(|(v, _, _)| *v == i.values), "a latest individual is missing");
         }
         // The best 10 of the pool are all in it.
         let mut losses: Vec<f64> = pool.iter().map(|i| i.loss).collect();
         losses.sort_by(f64::total_cmp);
         for l in &losses[..10] {
-            assert!(told.iter().any(|(_, t)| t == l), "best loss {l} missing");
+            assert!(told.iter().any(|(_, t, _)| t == l), "best loss {l} missing");
         }
         let child = gp.propagate(&pool, &s, &mut rng).unwrap().remove(0);
         assert!(s.contains(&child.values));
@@ -905,6 +952,46 @@ mod tests {
         // Running children outside the space (a mismatched message) are ignored, not modelled.
         let stray = vec![Individual::new(vec![Value::Float(7.0), Value::Float(0.5)])];
         assert_eq!(breed(&WithRunning { done, running: stray }), alone);
+    }
+
+    /// With a constraint the loss cannot see (x + y >= 1, the unconstrained minimum at the origin
+    /// infeasible), the children come from where it holds, near the constrained minimum
+    /// (0.5, 0.5); before any evaluation is feasible, towards where the constraint's process says
+    /// it will hold.
+    #[test]
+    fn constraints_steer_the_children_to_the_feasible_side() {
+        let s = SearchSpace::builder().float("x", 0.0, 1.0).float("y", 0.0, 1.0).build().unwrap();
+        let evaluate = |v: &[Value], g: u64| {
+            let (x, y) = (v[0].as_f64(), v[1].as_f64());
+            let mut i = with_loss(v.to_vec(), x * x + y * y);
+            i.constraints = vec![1.0 - x - y];
+            i.id.generation = g;
+            i
+        };
+        let gp = Gp::new(&s, GpConfig::default()).unwrap();
+        let mut rng = worker_rng(11, 0);
+        let mut pool: Vec<Individual> = (0..12).map(|g| evaluate(&s.sample(&mut rng), g)).collect();
+        for g in 12..30 {
+            let child = gp.propagate(&pool, &s, &mut rng).unwrap().remove(0).values;
+            pool.push(evaluate(&child, g));
+        }
+        let bred = &pool[12..];
+        // The minimum lies on the boundary: children on it may miss it by a rounding.
+        let near = bred.iter().filter(|i| i.constraints[0] <= 0.01).count();
+        assert!(near >= 16, "{near} of 18 children feasible or within 0.01 of it");
+        let best = pool.best(1).remove(0);
+        assert!(best.is_feasible() && best.loss < 0.52, "{best:?}");
+        // No feasible point yet: the probability of feasibility alone leads to the feasible side.
+        let far: Vec<Individual> = (0..10)
+            .map(|g| {
+                let (x, y) = (0.05 * (g % 5) as f64, 0.08 * (g / 5) as f64);
+                evaluate(&[Value::Float(x), Value::Float(y)], g)
+            })
+            .collect();
+        assert!(far.iter().all(|i| !i.is_feasible()));
+        let children: Vec<Individual> = (0..5).map(|_| gp.propagate(&far, &s, &mut rng).unwrap().remove(0)).collect();
+        let sums: Vec<f64> = children.iter().map(|c| c.values[0].as_f64() + c.values[1].as_f64()).collect();
+        assert!(sums.iter().filter(|s| **s >= 0.9).count() >= 4, "{sums:?}");
     }
 
     /// In a conditional space the kernel compares a parameter only where it is active: a dormant

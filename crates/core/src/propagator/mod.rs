@@ -94,7 +94,7 @@ pub trait Pool {
         self.to_vec()
             .into_iter()
             .filter(|i| i.id.worker == worker)
-            .min_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)))
+            .min_by(|a, b| a.rank_key().cmp(&b.rank_key()).then(a.id.cmp(&b.id)))
     }
     /// The children other workers of the island are evaluating now, without a result yet (what a
     /// model can take as fantasies, so that workers breeding at once spread out). None by
@@ -110,13 +110,13 @@ impl Pool for Vec<Individual> {
     }
     fn best(&self, k: usize) -> Vec<Individual> {
         let mut v = self.to_vec();
-        v.sort_by(|a, b| a.loss.total_cmp(&b.loss));
+        v.sort_by_key(|i| i.rank_key());
         v.truncate(k);
         v
     }
     fn worst(&self, k: usize) -> Vec<Individual> {
         let mut v = self.to_vec();
-        v.sort_by(|a, b| b.loss.total_cmp(&a.loss));
+        v.sort_by_key(|i| std::cmp::Reverse(i.rank_key()));
         v.truncate(k);
         v
     }
@@ -142,7 +142,7 @@ impl Pool for Vec<Individual> {
     fn best_of_worker(&self, worker: u32) -> Option<Individual> {
         self.iter()
             .filter(|i| i.id.worker == worker)
-            .min_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)))
+            .min_by(|a, b| a.rank_key().cmp(&b.rank_key()).then(a.id.cmp(&b.id)))
             .cloned()
     }
 }

@@ -158,8 +158,10 @@ impl Tpe {
     /// those of them that had it. The child draws every group (an inactive one's values stay
     /// dormant).
     fn optuna_child(&self, mut evaluated: Vec<&Individual>, running: &[&Individual], rng: &mut PropRng) -> Vec<Value> {
-        // The best by loss, ties by identity, so that the split is the same on every worker.
-        evaluated.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
+        // The best by loss, ties by identity, so that the split is the same on every worker. With
+        // constraints, feasible ones first and infeasible ones by their violation, as Optuna's
+        // constrained TPE splits.
+        evaluated.sort_by(|a, b| a.rank_key().cmp(&b.rank_key()).then(a.id.cmp(&b.id)));
         // The good group's size counts finished evaluations only, as Optuna's does.
         let n = evaluated.len();
         let below = ((self.config.gamma * n as f64).ceil() as usize).clamp(1, 25).min(n);

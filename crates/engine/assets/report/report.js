@@ -49,6 +49,7 @@
   function trialTooltip(t) {
     const lines = ["<b>trial " + idOf(t) + "</b> (island/worker/generation)", "loss: " + (t.loss === null ? "none (" + t.state + ")" : fmt(t.loss))];
     params.forEach((p, i) => lines.push(p.name + ": " + t.shown[i]));
+    if (t.constraints) lines.push("constraints: " + t.constraints.map(fmt).join(", ") + (t.feasible ? " (feasible)" : " (infeasible)"));
     if (t.state !== "complete") lines.push(t.state + (t.reason ? ": " + t.reason : ""));
     return lines.join("<br>");
   }
@@ -280,6 +281,8 @@
     { name: "state", get: (t) => t.state },
     { name: "loss", get: (t) => t.loss, show: fmt },
   ]
+    // With constraints (at most 0 each: feasible), whether each trial met them.
+    .concat(trials.some((t) => t.constraints) ? [{ name: "feasible", get: (t) => (t.constraints ? (t.feasible ? "yes" : "no") : "") }] : [])
     .concat(params.map((p, i) => ({ name: p.name, get: (t) => (p.type === "categorical" || t.values[i] === null ? t.shown[i] : t.values[i]), show: (v) => (typeof v === "number" ? fmt(v) : v) })))
     .concat([
       { name: "finished (s)", get: (t) => t.t, show: (v) => v.toFixed(1) },

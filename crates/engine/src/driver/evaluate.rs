@@ -74,18 +74,36 @@ pub(crate) fn evaluate<F>(
     };
     ind.duration_s = t0.elapsed().as_secs_f64();
     ind.metrics = std::mem::take(&mut ctx.metrics).into_iter().collect();
+    let constraints = std::mem::take(&mut ctx.constraints);
     let curve = std::mem::take(&mut ctx.reports.curve);
     ind.curve = (curve.pruned || !curve.points.is_empty()).then_some(curve);
     let failure = match outcome {
-        Ok(Ok(values)) => record_values(ind, objectives, values).err(),
+        Ok(Ok(values)) => {
+            record_values(ind, objectives, values).and_then(|()| record_constraints(ind, constraints)).err()
+        }
         Ok(Err(e)) => Some(format!("the loss returned an error: {e}")),
         Err(panic) => Some(format!("the loss panicked: {}", panic_message(panic.as_ref()))),
     };
     if failure.is_some() {
         ind.loss = f64::INFINITY;
         ind.objectives.clear();
+        ind.constraints.clear();
     }
     ind.failure = failure;
+}
+
+/// Keep the constraint values the loss reported, or say why they cannot be kept: one that is not
+/// a finite number (the journal, JSON, has none of NaN and the infinities).
+fn record_constraints(ind: &mut Individual, constraints: Vec<f64>) -> Result<(), String> {
+    if let Some((k, c)) = constraints.iter().enumerate().find(|(_, c)| !c.is_finite()) {
+        return Err(format!(
+            "constraint {} of {} is {c}: constraints must be finite numbers",
+            k + 1,
+            constraints.len()
+        ));
+    }
+    ind.constraints = constraints;
+    Ok(())
 }
 
 /// Set the loss (and objectives) from what the loss returned, or say why the values cannot be

@@ -48,7 +48,7 @@ pub fn reshape(
     }
     let mut merged: Vec<Individual> =
         island_populations(&old).iter().flat_map(|pop| pop.iter_best().cloned().collect::<Vec<_>>()).collect();
-    merged.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
+    merged.sort_by(|a, b| a.rank_key().cmp(&b.rank_key()).then(a.id.cmp(&b.id)));
     merged.dedup_by_key(|i| i.id); // pollination copies
     let offset = old
         .workers

@@ -37,8 +37,9 @@ pub fn worth_writing() -> u64 {
     std::env::var(WORTH_WRITING_VAR).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(WORTH_WRITING)
 }
 
-/// The first bytes of a snapshot file: its format and version.
-const MAGIC: &[u8; 24] = b"propulate-rs snapshot 1\n";
+/// The first bytes of a snapshot file: its format and version. Version 2 added the individuals'
+/// constraints (a snapshot of version 1 is not read: the journal is parsed and a new one written).
+const MAGIC: &[u8; 24] = b"propulate-rs snapshot 2\n";
 
 /// The snapshot file of `worker`.
 pub fn snapshot_name(worker: usize) -> String {

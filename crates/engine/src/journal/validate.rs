@@ -179,6 +179,9 @@ impl<'a> RecordRules<'a> {
         if let Some((name, value)) = ind.metrics.iter().find(|(_, v)| !v.is_finite()) {
             return Err(format!("individual {id}: metric '{name}' is {value}; metrics are finite numbers"));
         }
+        if ind.constraints.iter().any(|c| !c.is_finite()) {
+            return Err(format!("individual {id}: constraints {:?} are not all finite numbers", ind.constraints));
+        }
         if let Some(curve) = &ind.curve {
             check_curve(curve).map_err(|e| format!("individual {id}: curve: {e}"))?;
         }

@@ -39,7 +39,7 @@ fn best_so_far<'a>(order: impl Iterator<Item = (f64, &'a Individual)>, end: f64)
     let mut line: Vec<[f64; 2]> = Vec::new();
     let mut best = f64::INFINITY;
     for (t, ind) in order {
-        if ind.loss.is_finite() && ind.loss < best {
+        if ind.loss.is_finite() && ind.is_feasible() && ind.loss < best {
             best = ind.loss;
             line.push([t, best]);
         }
@@ -57,7 +57,7 @@ fn shown(trials: &[Individual], by_time: &[usize]) -> Vec<usize> {
         return by_time.to_vec();
     }
     let mut by_loss: Vec<usize> = by_time.to_vec();
-    by_loss.sort_by(|&a, &b| trials[a].loss.total_cmp(&trials[b].loss));
+    by_loss.sort_by_key(|&a| trials[a].rank_key());
     let mut keep = vec![false; trials.len()];
     for &i in &by_loss[..BEST_SHOWN] {
         keep[i] = true;
@@ -97,6 +97,10 @@ fn trial_json(space: &SearchSpace, t: &Individual, t0_us: i64) -> Json {
     }
     if !t.objectives.is_empty() {
         o.insert("objectives".into(), json!(t.objectives));
+    }
+    if !t.constraints.is_empty() {
+        o.insert("constraints".into(), json!(t.constraints));
+        o.insert("feasible".into(), json!(t.is_feasible()));
     }
     if let Some(l) = &t.lineage {
         let parent = l.parent.map(|p| p.to_string());

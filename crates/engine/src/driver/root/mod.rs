@@ -220,7 +220,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         let best_before = self.island_best();
         self.population.insert(ind.clone());
         self.publish(roots, &ind)?;
-        let new_best = ind.failure.is_none() && best_before.is_none_or(|b| ind.loss < b);
+        let new_best = ind.failure.is_none() && ind.is_feasible() && best_before.is_none_or(|b| ind.loss < b);
         self.evaluated.push(ind);
         self.drain_inbox(roots)?;
         self.collect_states();
