@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if layers == 8 && act == "sigmoid" {
                 return Err("diverged: 8 sigmoid layers".into()); // recorded as a failed evaluation
             }
-            if lr > 0.09 {
+            if lr > 0.05 {
                 return Ok(f64::NAN); // recorded as a failed evaluation too
             }
             let act_penalty = match act {

@@ -26,6 +26,10 @@ def options():
     return {name: help for name, _flag, _switch, help in _native.options()}
 
 
+# Options whose flag is given once per value (a list repeats it).
+_REPEATED = {"warm_start"}
+
+
 def _words(opts):
     """The command line's words for ``opts``; ``TypeError`` for an option it does not have."""
     table = {name: (flag, switch) for name, flag, switch, _help in _native.options()}
@@ -46,6 +50,10 @@ def _words(opts):
             continue
         if isinstance(value, bool):
             raise ValueError(f"option {name} takes a value ({flag} VALUE), not {value!r}")
+        if isinstance(value, (list, tuple)) and name in _REPEATED:
+            for v in value:
+                words += [flag, os.fspath(v) if isinstance(v, os.PathLike) else str(v)]
+            continue
         if isinstance(value, (list, tuple)):
             value = ",".join(str(v) for v in value)
         elif isinstance(value, os.PathLike):

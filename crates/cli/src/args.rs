@@ -153,6 +153,13 @@ pub struct RunArgs {
     /// checkpoint exists, the same command simply resumes it.
     #[arg(long, value_name = "DIR", conflicts_with = "no_checkpoint")]
     pub reshape_from: Option<PathBuf>,
+    /// Start a new run with the evaluations of an earlier one, not evaluated again: PATH is a
+    /// propulate-rs checkpoint directory, a trials.csv, or an Optuna journal file (repeat the flag
+    /// for several). Parameters match by name (a missing, extra or retyped one is an error);
+    /// evaluations with a value outside the space are left out. Recorded in the new checkpoint: a
+    /// resume does not import again.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["no_checkpoint", "reshape_from"])]
+    pub warm_start: Vec<PathBuf>,
     /// Evaluate these configurations first, in order across the workers, before any is bred: a CSV
     /// file whose header names the parameters, or JSON lines of objects (name to value). Every
     /// parameter must be given and inside the space. A resume needs the same file.

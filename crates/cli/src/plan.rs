@@ -178,6 +178,7 @@ impl Plan {
                 fsync: args.fsync,
                 extra: task.checkpoint_facts(),
                 reshape_from: args.reshape_from.clone(),
+                warm_start: args.warm_start.clone(),
             }),
             // Only the result files (--out) list every evaluation; the end table has its totals.
             gather_trials: args.out.is_some(),

@@ -47,8 +47,9 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Configuration>> {
     }
 }
 
-/// A CSV field as JSON: a number where it reads as one, else the text.
-fn csv_value(field: &str) -> Json {
+/// A CSV field as JSON: a number where it reads as one (an integer where it is one), else the
+/// text (a categorical's choice).
+pub fn csv_value(field: &str) -> Json {
     if let Ok(n) = field.parse::<i64>() {
         return Json::from(n);
     }

@@ -19,6 +19,17 @@ pub struct IndividualId {
     pub generation: u64,
 }
 
+/// The worker of an individual a warm start imported (`--warm-start`): evaluated by an earlier run,
+/// not by a worker of this one; its generation is its place among the imported ones.
+pub const IMPORTED: u32 = u32::MAX;
+
+impl IndividualId {
+    /// True for an individual a warm start imported ([`IMPORTED`]).
+    pub fn is_imported(&self) -> bool {
+        self.worker == IMPORTED
+    }
+}
+
 impl std::fmt::Display for IndividualId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}/{}", self.island, self.worker, self.generation)

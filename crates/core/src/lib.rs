@@ -28,6 +28,7 @@ pub mod space;
 mod space_file;
 mod surrogate;
 pub mod topology;
+pub mod warm_start;
 
 pub use error::{Error, Result};
 pub use individual::{Individual, IndividualId, Params};

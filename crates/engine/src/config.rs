@@ -89,6 +89,9 @@ pub struct CheckpointSettings {
     pub extra: serde_json::Map<String, serde_json::Value>,
     /// Seed a new checkpoint from this one, on a possibly different number of workers or islands.
     pub reshape_from: Option<std::path::PathBuf>,
+    /// Seed a new checkpoint with the evaluations of earlier runs (checkpoints, `trials.csv`
+    /// files, Optuna journals), not evaluated again (`crate::warm_start`).
+    pub warm_start: Vec<std::path::PathBuf>,
 }
 
 impl Default for RunConfig {

@@ -24,6 +24,7 @@ pub mod result;
 mod selection;
 pub mod training_state;
 pub mod transport;
+pub mod warm_start;
 
 pub use config::{RunConfig, Selection};
 pub use context::WorkerContext;

@@ -167,7 +167,16 @@ impl Optimizer {
     }
     /// Checkpoint into `dir` (resumed if it holds this run) with the default fsync policy.
     pub fn checkpoint(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
-        self.config.checkpoint = Some(CheckpointSettings { dir: dir.into(), ..Default::default() });
+        let warm_start = self.config.checkpoint.take().map(|ck| ck.warm_start).unwrap_or_default();
+        self.config.checkpoint = Some(CheckpointSettings { dir: dir.into(), warm_start, ..Default::default() });
+        self
+    }
+    /// Start a new run with the evaluations of the earlier run at `path` (a propulate-rs
+    /// checkpoint directory, a `trials.csv` or an Optuna journal file; call again for several),
+    /// not evaluated again: the CLI's `--warm-start`. It seeds the run's checkpoint, so it needs
+    /// one ([`Optimizer::checkpoint`], before or after); a resume does not import again.
+    pub fn warm_start(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.config.checkpoint.get_or_insert_with(Default::default).warm_start.push(path.into());
         self
     }
     /// Write one log file per rank into `dir`, with a status line every `interval` generations

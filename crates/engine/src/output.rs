@@ -42,6 +42,10 @@ pub fn individual_json(space: &SearchSpace, objectives: &[Objective], ind: &Indi
     if !ind.metrics.is_empty() {
         object.insert("metrics".into(), json!(ind.metrics));
     }
+    if ind.id.is_imported() {
+        // Evaluated by an earlier run (`--warm-start`), not by this one.
+        object.insert("imported".into(), json!(true));
+    }
     if !ind.constraints.is_empty() {
         object.insert("constraints".into(), json!(ind.constraints));
         object.insert("feasible".into(), json!(ind.is_feasible()));

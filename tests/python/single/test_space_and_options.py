@@ -224,3 +224,14 @@ def test_constraints_from_the_losss_dict_and_from_tell_rank_feasible_first():
     failed = pr.optimize(lambda p: {"loss": 1.0, "constraints": [float("nan")]}, space, generations=1,
                          no_checkpoint=True, quiet=True).trials[0]
     assert "the loss's 'constraints' must be finite numbers" in failed.failure
+
+
+def test_a_run_warm_starts_from_an_earlier_runs_checkpoint(tmp_path):
+    space = {"x": pr.Float(-2.0, 2.0)}
+    earlier = pr.optimize(quadratic, space, generations=8, checkpoint=tmp_path / "a", quiet=True)
+    later = pr.optimize(quadratic, space, generations=3, checkpoint=tmp_path / "b", warm_start=[tmp_path / "a"],
+                        quiet=True)
+    assert later.evaluations == 3 and later.best.loss <= earlier.best.loss
+    with pytest.raises(ValueError, match="parameter 'y' of the search space is not in the earlier run"):
+        pr.optimize(quadratic, {"x": pr.Float(-2.0, 2.0), "y": pr.Float(0.0, 1.0)}, generations=1,
+                    checkpoint=tmp_path / "c", warm_start=tmp_path / "a", quiet=True)

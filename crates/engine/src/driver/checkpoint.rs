@@ -64,6 +64,13 @@ pub(crate) fn open(
 }
 
 fn open_on_rank_0(cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Result<Opened> {
+    if let Some(ck) = &cfg.checkpoint
+        && ck.dir.as_os_str().is_empty()
+    {
+        return Err(Error::InvalidConfig(
+            "a warm start seeds the run's checkpoint, and the run has none: give it one (Optimizer::checkpoint)".into(),
+        ));
+    }
     let manifest = match &cfg.checkpoint {
         Some(ck) => inspect_checkpoint(&ck.dir)?,
         None => None,
@@ -167,12 +174,20 @@ pub(crate) fn prepare(
                 )));
                 Some(manifest)
             }),
+            (None, None) if !ck.warm_start.is_empty() => {
+                crate::warm_start::seed(ck, cfg, space, layout).map(|(notice, manifest)| {
+                    observers.emit(&Event::Notice(&notice));
+                    Some(manifest)
+                })
+            }
             (None, None) => {
                 fresh = true;
                 Manifest::new(cfg, space, layout, ck.extra.clone()).write(&ck.dir).map(|()| None)
             }
             (Some(m), _) => check(&m, cfg, space, layout).map(|()| {
-                observers.emit(&Event::Notice(&format!("resuming the run in {}", ck.dir.display())));
+                // A warm start was applied when the run began: its evaluations are in the journal.
+                let warm = if ck.warm_start.is_empty() { "" } else { " (its warm start was applied when it began)" };
+                observers.emit(&Event::Notice(&format!("resuming the run in {}{warm}", ck.dir.display())));
                 Some(m)
             }),
         }

@@ -26,6 +26,7 @@ pub use replay::{
     read_worker_journal,
 };
 pub use reshape::reshape;
+pub(crate) use reshape::seed_checkpoint;
 pub use snapshot::{JournalRef, WORTH_WRITING_VAR, parse_snapshot_name, snapshot_name, write as write_snapshot};
 pub use writer::{FsyncPolicy, JournalWriter, ensure_unlocked};
 

@@ -58,6 +58,27 @@ pub fn reshape(
         .max()
         .unwrap_or(0)
         .max(old.manifest.generation_offset);
+    let mut extra = extra.clone();
+    extra.insert("reshaped_from".into(), old_dir.display().to_string().into());
+    seed_checkpoint(new_dir, cfg, space, layout, extra, merged, offset)
+}
+
+/// Write a new checkpoint into `new_dir` (which must not hold a run) seeded with `seeds`, best
+/// first, dealt round-robin to the islands of `layout`: each island's share as a `seed` record in
+/// the journal of its first worker, then the manifest with `extra` and the generation offset
+/// `offset` (above every seed's generation: this run's identities never collide with theirs).
+/// Returns the number of individuals seeded and the manifest written.
+pub(crate) fn seed_checkpoint(
+    new_dir: &Path,
+    cfg: &RunConfig,
+    space: &SearchSpace,
+    layout: &Layout,
+    extra: serde_json::Map<String, serde_json::Value>,
+    mut seeds: Vec<Individual>,
+    offset: u64,
+) -> Result<(usize, Manifest)> {
+    seeds.sort_by(|a, b| a.rank_key().cmp(&b.rank_key()).then(a.id.cmp(&b.id)));
+    let merged = seeds;
     let islands = layout.islands();
     let mut shares: Vec<Vec<Individual>> = vec![Vec::new(); islands];
     for (k, mut ind) in merged.into_iter().enumerate() {
@@ -83,8 +104,6 @@ pub fn reshape(
         journal.append(Event::Seed(Migrants { to: island as u32, inds: share }))?;
         journal.sync()?;
     }
-    let mut extra = extra.clone();
-    extra.insert("reshaped_from".into(), old_dir.display().to_string().into());
     let mut manifest = Manifest::new(cfg, space, layout, extra);
     manifest.generation_offset = offset;
     manifest.write(&staging)?;

@@ -1,0 +1,304 @@
+//! The sources a warm start reads (`--warm-start PATH`): a propulate-rs checkpoint directory, a
+//! `trials.csv` the run wrote, or an Optuna journal file (as Optuna's `JournalStorage` writes it,
+//! or `propulate-rs report --optuna-journal`). Each becomes an [`EarlierRun`]: its parameters and
+//! its evaluations by name, which `propulate_core::warm_start` fits to this run's space.
+
+use std::path::Path;
+
+use serde_json::{Map, Value as Json};
+
+use crate::config::{CheckpointSettings, RunConfig};
+use crate::error::{Error, Result};
+use crate::journal::{Manifest, seed_checkpoint};
+use propulate_core::enqueued::csv_value;
+use propulate_core::layout::Layout;
+use propulate_core::space::SearchSpace;
+use propulate_core::warm_start::{Earlier, EarlierRun, Kind, import};
+
+/// Seed the new checkpoint `ck.dir` with the evaluations of the earlier runs `ck.warm_start`
+/// (dealt over the islands as `--reshape-from` deals its individuals, recorded in the journal, so
+/// that a resume has them without importing them again). Returns the notice to show and the
+/// manifest written; the manifest's `warm_started_from` lists the sources.
+pub(crate) fn seed(
+    ck: &CheckpointSettings,
+    cfg: &RunConfig,
+    space: &SearchSpace,
+    layout: &Layout,
+) -> Result<(String, Manifest)> {
+    let (mut seeds, mut outside, mut failed) = (Vec::new(), 0, 0);
+    for path in &ck.warm_start {
+        let run = read(path)?;
+        let imported = import(space, &run, &path.display().to_string(), seeds.len() as u64)?;
+        outside += imported.outside;
+        failed += imported.failed;
+        seeds.extend(imported.individuals);
+    }
+    // This run's workers number their generations after the imported ones.
+    let offset = seeds.len() as u64;
+    let sources: Vec<String> = ck.warm_start.iter().map(|p| p.display().to_string()).collect();
+    let mut extra = ck.extra.clone();
+    extra.insert("warm_started_from".into(), sources.clone().into());
+    let (seeded, manifest) = seed_checkpoint(&ck.dir, cfg, space, layout, extra, seeds, offset)?;
+    let notice = format!(
+        "warm start: {seeded} evaluations of {} in {}, not evaluated again; left out: {outside} with a value \
+         outside this search space, {failed} failed",
+        sources.join(", "),
+        ck.dir.display()
+    );
+    Ok((notice, manifest))
+}
+
+/// The evaluations of the earlier run at `path`, whichever of the three sources it is.
+pub fn read(path: &Path) -> Result<EarlierRun> {
+    if path.is_dir() {
+        return checkpoint(path);
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let run = if first.trim_start().starts_with('{') { optuna_journal(&text) } else { trials_csv(&text) };
+    run.map_err(|m| Error::InvalidConfig(format!("--warm-start {}: {m}", path.display())))
+}
+
+/// A checkpoint's recorded evaluations, with the kinds its manifest's space gives.
+fn checkpoint(dir: &Path) -> Result<EarlierRun> {
+    let replay = crate::report::load(dir)?;
+    let space = &replay.manifest.space;
+    let params = space.params().iter().map(|p| (p.name.clone(), Some(Kind::of(&p.domain)))).collect();
+    let evaluations = replay
+        .workers
+        .iter()
+        .flat_map(|j| &j.evaluated)
+        .map(|ind| Earlier {
+            params: space.active_values(&ind.values).map(|(i, p, v)| (p.name.clone(), space.to_json(i, v))).collect(),
+            loss: ind.loss,
+            constraints: ind.constraints.clone(),
+        })
+        .collect();
+    Ok(EarlierRun { params, evaluations })
+}
+
+/// `trials.csv`: the parameters are the columns between `generation` and `loss`; an empty cell is
+/// an inactive parameter; `inf` a failed evaluation; `constraint_1`, ... its constraints.
+fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
+    let mut rows = csv_records(text).into_iter();
+    let header = rows.next().ok_or("holds nothing")?;
+    let at = |name: &str| header.iter().position(|h| h == name);
+    let (Some(generation), Some(loss)) = (at("generation"), at("loss")) else {
+        return Err(
+            "is neither a checkpoint, a trials.csv (no generation and loss columns) nor an Optuna journal".into()
+        );
+    };
+    if loss <= generation {
+        return Err("has its loss column before its parameters: not a trials.csv".into());
+    }
+    let names: Vec<String> = header[generation + 1..loss].to_vec();
+    let constraints: Vec<usize> = (1..).map_while(|k| at(&format!("constraint_{k}"))).collect();
+    let mut evaluations = Vec::new();
+    for (k, row) in rows.enumerate() {
+        if row.len() != header.len() {
+            return Err(format!("row {} has {} fields for the header's {}", k + 2, row.len(), header.len()));
+        }
+        let params = names
+            .iter()
+            .zip(&row[generation + 1..loss])
+            .filter(|(_, cell)| !cell.is_empty())
+            .map(|(name, cell)| (name.clone(), csv_value(cell)))
+            .collect();
+        let loss = if row[loss] == "inf" { f64::INFINITY } else { row[loss].parse().unwrap_or(f64::INFINITY) };
+        let constraints = constraints.iter().filter_map(|&c| row[c].parse().ok()).collect();
+        evaluations.push(Earlier { params, loss, constraints });
+    }
+    Ok(EarlierRun { params: names.into_iter().map(|n| (n, None)).collect(), evaluations })
+}
+
+/// The records of a CSV text: fields separated by commas, quoted with `"` where they hold a comma,
+/// a quote (doubled) or a line break, as the run writes them.
+fn csv_records(text: &str) -> Vec<Vec<String>> {
+    let (mut records, mut record, mut field) = (Vec::new(), Vec::new(), String::new());
+    let (mut quoted, mut chars) = (false, text.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, '\r') => {}
+            (false, c) => field.push(c),
+        }
+    }
+    if !field.is_empty() || !record.is_empty() {
+        record.push(field);
+        records.push(record);
+    }
+    records
+}
+
+/// Optuna's journal operations this reader replays (`optuna.storages.journal`).
+const CREATE_STUDY: u64 = 0;
+const CREATE_TRIAL: u64 = 4;
+const SET_TRIAL_PARAM: u64 = 5;
+const SET_TRIAL_STATE_VALUES: u64 = 6;
+const SET_TRIAL_SYSTEM_ATTR: u64 = 9;
+/// Optuna's `TrialState.COMPLETE`.
+const COMPLETE: u64 = 1;
+
+/// One trial as the journal builds it.
+#[derive(Default)]
+struct Trial {
+    params: Map<String, Json>,
+    state: Option<u64>,
+    value: Option<f64>,
+    constraints: Vec<f64>,
+}
+
+/// An Optuna journal's one study: its complete trials with their first value as the loss.
+fn optuna_journal(text: &str) -> std::result::Result<EarlierRun, String> {
+    let mut trials: Vec<Trial> = Vec::new();
+    let mut kinds: Vec<(String, Option<Kind>)> = Vec::new();
+    let mut studies = 0;
+    for (k, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let op: Json = serde_json::from_str(line).map_err(|e| format!("line {}: not JSON: {e}", k + 1))?;
+        let trial = |trials: &mut Vec<Trial>| -> std::result::Result<usize, String> {
+            let id = op["trial_id"].as_u64().ok_or(format!("line {}: no trial_id", k + 1))? as usize;
+            if id >= trials.len() {
+                return Err(format!("line {}: trial {id} was never created", k + 1));
+            }
+            Ok(id)
+        };
+        match op["op_code"].as_u64() {
+            Some(CREATE_STUDY) => studies += 1,
+            Some(CREATE_TRIAL) => {
+                let mut t = Trial { state: op["state"].as_u64(), ..Trial::default() };
+                t.value = op["value"].as_f64().or_else(|| op["values"][0].as_f64());
+                if let (Some(params), Some(distributions)) = (op["params"].as_object(), op["distributions"].as_object())
+                {
+                    for (name, internal) in params {
+                        let d = distributions.get(name).and_then(Json::as_str).unwrap_or_default();
+                        set_param(&mut t, &mut kinds, name, internal, d).map_err(|m| format!("line {}: {m}", k + 1))?;
+                    }
+                }
+                if let Some(c) = op["system_attrs"]["constraints"].as_array() {
+                    t.constraints = c.iter().filter_map(Json::as_f64).collect();
+                }
+                trials.push(t);
+            }
+            Some(SET_TRIAL_PARAM) => {
+                let id = trial(&mut trials)?;
+                let name = op["param_name"].as_str().unwrap_or_default();
+                let d = op["distribution"].as_str().unwrap_or_default();
+                set_param(&mut trials[id], &mut kinds, name, &op["param_value_internal"], d)
+                    .map_err(|m| format!("line {}: {m}", k + 1))?;
+            }
+            Some(SET_TRIAL_STATE_VALUES) => {
+                let id = trial(&mut trials)?;
+                trials[id].state = op["state"].as_u64();
+                trials[id].value = op["values"][0].as_f64();
+            }
+            Some(SET_TRIAL_SYSTEM_ATTR) => {
+                let id = trial(&mut trials)?;
+                if let Some(c) = op["system_attr"]["constraints"].as_array() {
+                    trials[id].constraints = c.iter().filter_map(Json::as_f64).collect();
+                }
+            }
+            Some(_) => {}
+            None => return Err(format!("line {}: no op_code: not an Optuna journal", k + 1)),
+        }
+    }
+    if studies != 1 {
+        return Err(format!("holds {studies} studies; a warm start reads a journal of one"));
+    }
+    let evaluations = trials
+        .into_iter()
+        .map(|t| Earlier {
+            params: t.params,
+            loss: t.value.filter(|_| t.state == Some(COMPLETE)).unwrap_or(f64::INFINITY),
+            constraints: t.constraints,
+        })
+        .collect();
+    Ok(EarlierRun { params: kinds, evaluations })
+}
+
+/// Record `name = internal` (Optuna's internal representation under the distribution `d`, a JSON
+/// text) on `t`, and the parameter's kind.
+fn set_param(
+    t: &mut Trial,
+    kinds: &mut Vec<(String, Option<Kind>)>,
+    name: &str,
+    internal: &Json,
+    d: &str,
+) -> std::result::Result<(), String> {
+    let d: Json =
+        serde_json::from_str(d).map_err(|e| format!("parameter '{name}': its distribution is not JSON: {e}"))?;
+    let x = internal.as_f64().ok_or(format!("parameter '{name}': value {internal} is not a number"))?;
+    let (kind, value) = match d["name"].as_str() {
+        Some(
+            "FloatDistribution" | "UniformDistribution" | "LogUniformDistribution" | "DiscreteUniformDistribution",
+        ) => (Kind::Float, Json::from(x)),
+        Some("IntDistribution" | "IntUniformDistribution" | "IntLogUniformDistribution") => {
+            (Kind::Int, Json::from(x.round() as i64))
+        }
+        Some("CategoricalDistribution") => {
+            let choice = &d["attributes"]["choices"][x as usize];
+            let text = choice.as_str().map_or_else(|| choice.to_string(), str::to_string);
+            (Kind::Categorical, Json::from(text))
+        }
+        other => return Err(format!("parameter '{name}': unknown distribution {other:?}")),
+    };
+    if !kinds.iter().any(|(n, _)| n == name) {
+        kinds.push((name.to_string(), Some(kind)));
+    }
+    t.params.insert(name.to_string(), value);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trials_csv_gives_its_parameters_losses_and_constraints() {
+        let text = "island,worker,generation,opt,x,loss,feasible,constraint_1,failure,start,duration_s\n\
+                    0,0,0,sgd,0.5,1.25,true,-1,,t,1\n\
+                    0,1,0,adam,,inf,,,\"the loss, it failed\",t,1\n";
+        let run = trials_csv(text).unwrap();
+        assert_eq!(run.params, [("opt".to_string(), None), ("x".to_string(), None)]);
+        assert_eq!(run.evaluations[0].params["x"], 0.5);
+        assert_eq!(run.evaluations[0].params["opt"], "sgd");
+        assert_eq!((run.evaluations[0].loss, run.evaluations[0].constraints.clone()), (1.25, vec![-1.0]));
+        assert!(!run.evaluations[1].params.contains_key("x") && run.evaluations[1].loss.is_infinite());
+        assert!(trials_csv("a,b\n1,2\n").unwrap_err().contains("neither a checkpoint"));
+    }
+
+    #[test]
+    fn an_optuna_journal_is_replayed_operation_by_operation() {
+        let float = r#"{\"name\": \"FloatDistribution\", \"attributes\": {\"step\": null, \"low\": 0.0, \"high\": 1.0, \"log\": false}}"#;
+        let cat = r#"{\"name\": \"CategoricalDistribution\", \"attributes\": {\"choices\": [\"sgd\", \"adam\"]}}"#;
+        let text = [
+            r#"{"op_code": 0, "worker_id": "w", "study_name": "s", "directions": [1]}"#.to_string(),
+            r#"{"op_code": 4, "worker_id": "w", "study_id": 0, "datetime_start": "t"}"#.to_string(),
+            format!(r#"{{"op_code": 5, "worker_id": "w", "trial_id": 0, "param_name": "x", "param_value_internal": 0.25, "distribution": "{float}"}}"#),
+            format!(r#"{{"op_code": 5, "worker_id": "w", "trial_id": 0, "param_name": "opt", "param_value_internal": 1, "distribution": "{cat}"}}"#),
+            r#"{"op_code": 9, "worker_id": "w", "trial_id": 0, "system_attr": {"constraints": [0.5]}}"#.to_string(),
+            r#"{"op_code": 6, "worker_id": "w", "trial_id": 0, "state": 1, "values": [2.5]}"#.to_string(),
+            r#"{"op_code": 4, "worker_id": "w", "study_id": 0, "datetime_start": "t"}"#.to_string(),
+            r#"{"op_code": 6, "worker_id": "w", "trial_id": 1, "state": 3, "values": null}"#.to_string(),
+        ]
+        .join("\n");
+        let run = optuna_journal(&text).unwrap();
+        assert_eq!(run.params, [("x".to_string(), Some(Kind::Float)), ("opt".to_string(), Some(Kind::Categorical))]);
+        let first = &run.evaluations[0];
+        assert_eq!((first.params["x"].as_f64(), first.params["opt"].as_str()), (Some(0.25), Some("adam")));
+        assert_eq!((first.loss, first.constraints.clone()), (2.5, vec![0.5]));
+        assert!(run.evaluations[1].loss.is_infinite(), "a failed trial");
+        let e = optuna_journal(r#"{"op_code": 6, "trial_id": 3, "state": 1}"#).unwrap_err();
+        assert!(e.contains("trial 3 was never created"), "{e}");
+    }
+}
