@@ -5,6 +5,10 @@
 #     of its own active only in its branch (benches/spaces_problems.py; problem K holds f(3K-2),
 #     f(3K-1), f(3K), so PROBLEMS 1..8 cover all 24), against Optuna's TPESampler(multivariate=True,
 #     group=True) with the space defined by run (benches/spaces_optuna.py).
+#   warm: BBOB 5-D (benches/bbob_trial.py), per function a cold run on instance 1, a cold run on
+#     instance 2, and a run on instance 2 warm-started from the first (--warm-start its checkpoint):
+#     the evaluations each needs to reach the cold instance-2 run's final best
+#     (benches/summarize_warm.py). FUNCTIONS [1..24] instead of PROBLEMS; OURS and OPTUNA unused.
 # Our runs are command trials (benches/spaces_trial.py) with NP asynchronous workers. Prints, per
 # problem, the median over seeds of each method's best loss, then per pair how often one was at
 # most the other (benches/summarize_bbob.py, problems in the place of functions).
@@ -30,7 +34,7 @@ OURS=${OURS-"default tpe"}
 OPTUNA=${OPTUNA-tpe}
 WORK=${WORK:-bench-results/spaces}
 export BBOB_EVAL_SECONDS=${EVAL_SECONDS:-0.5}
-[ "$PART" = conditional ] || { echo "spaces: unknown PART '$PART' (conditional)" >&2; exit 1; }
+case "$PART" in conditional | warm) ;; *) echo "spaces: unknown PART '$PART' (conditional, warm)" >&2; exit 1 ;; esac
 ((BUDGET % NP == 0)) || { echo "spaces: BUDGET ($BUDGET) must be a multiple of NP ($NP)" >&2; exit 1; }
 PY=$PWD/.venv-bbob/bin/python
 if ! "$PY" -c "import ioh, optuna, sys; sys.exit(optuna.__version__ != '5.0.0')" 2>/dev/null; then
@@ -43,6 +47,35 @@ WORK=$(cd "$WORK" && pwd)
 results=$WORK/results.jsonl
 touch "$results"
 export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/benches
+
+if [ "$PART" = warm ]; then
+    FUNCTIONS=${FUNCTIONS:-$(seq -s ' ' 1 24)}
+    space=$WORK/bbob-5.toml
+    { echo "[params]"; for ((i = 0; i < 5; i++)); do echo "x$i = { type = \"float\", low = -5.0, high = 5.0 }"; done; } > "$space"
+    # One run: NAME INSTANCE SEED FID FLAGS...; skipped when its results are there.
+    warm_run() {
+        local name=$1 inst=$2 seed=$3 fid=$4 run
+        shift 4
+        run=$WORK/runs/$name-f$fid-s$seed
+        [ -f "$run/trials.jsonl" ] && return 0
+        rm -rf "$run" && mkdir -p "$run"
+        mpirun -np "$NP" --bind-to none "$BIN" --generations $((BUDGET / NP)) --seed "$seed" --space "$space" \
+            --preload ioh --checkpoint "$run/ck" --out "$run" --quiet "$@" \
+            -- "$PY" "$PWD/benches/bbob_trial.py" "$fid" "$inst" 5 > "$run/run.log" 2>&1 ||
+            { echo "spaces: $name f$fid s$seed failed; see $run/run.log" >&2; exit 1; }
+        echo "$name f$fid s$seed: $("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['loss'])" "$run/best.json")" >&2
+    }
+    for seed in $SEED; do
+        for fid in $FUNCTIONS; do
+            warm_run cold-i1 1 "$seed" "$fid"
+            warm_run cold-i2 2 "$seed" "$fid"
+            warm_run warm-i2 2 "$seed" "$fid" --warm-start "$WORK/runs/cold-i1-f$fid-s$seed/ck"
+        done
+    done
+    "$PY" benches/summarize_warm.py "$WORK"
+    exit 0
+fi
+
 space=$WORK/$PART.toml
 "$PY" benches/spaces_problems.py > "$space"
 

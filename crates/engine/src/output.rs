@@ -341,7 +341,7 @@ fn write_island_tops(s: &mut String, space: &SearchSpace, result: &RunResult) {
                 isl,
                 k + 1,
                 ind.loss,
-                ind.id.to_string(),
+                if ind.id.is_imported() { "imported".to_string() } else { ind.id.to_string() },
                 params.join(" ")
             );
         }
@@ -387,11 +387,14 @@ fn totals_and_best(s: &mut String, result: &RunResult) {
     if result.objectives.len() >= 2 {
         write_front_summary(s, result);
     } else if let Some(b) = result.best.first() {
-        let _ = writeln!(
-            s,
-            "best loss {:.6e} (born on island {}, worker {}, generation {})",
-            b.loss, b.id.island, b.id.worker, b.id.generation
-        );
+        let born = if b.id.is_imported() {
+            "imported by --warm-start from an earlier run".to_string()
+        } else {
+            format!("born on island {}, worker {}, generation {}", b.id.island, b.id.worker, b.id.generation)
+        };
+        // With constraints, the best is infeasible only when no evaluation met them.
+        let infeasible = if b.is_feasible() { "" } else { "; infeasible: no evaluation met the constraints yet" };
+        let _ = writeln!(s, "best loss {:.6e} ({born}){infeasible}", b.loss);
     }
 }
 
