@@ -59,7 +59,19 @@ fn every_rank_sees_its_host() {
 /// migrating: individuals bred on one host reach islands whose ranks are on others.
 fn islands_migrate_between_hosts(dir: &Path) {
     let dir = dir.join("islands");
-    let args = ["--function", "sphere", "--islands", "3", "--generations", "25", "--migration-probability", "0.9"];
+    // Each island's whole population in best.json (not only its best one, which may be home-bred).
+    let args = [
+        "--function",
+        "sphere",
+        "--islands",
+        "3",
+        "--generations",
+        "25",
+        "--migration-probability",
+        "0.9",
+        "--top-n",
+        "60",
+    ];
     propulate_on_hosts("6", &dir, &args);
     assert_eq!(trials_jsonl(&dir).len(), 6 * 25, "every evaluation recorded once");
     let best = std::fs::read_to_string(dir.join("out/best.json")).unwrap();
