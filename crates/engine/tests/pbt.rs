@@ -3,6 +3,7 @@
 //! parent's state, and a run without a checkpoint, where the states would live, is refused.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Condvar, Mutex};
 
 use propulate_core::SearchSpace;
 use propulate_core::individual::IndividualId;
@@ -28,12 +29,13 @@ fn pbt() -> PropagatorSpec {
 #[test]
 fn the_loss_continues_its_parents_state_through_its_context() {
     let dir = tempfile::tempdir().unwrap();
+    let in_step = Arc::new(Phaser::new(4));
     let result = Optimizer::new(space())
         .propagator_spec(pbt())
         .generations(100)
         .seed(2)
         .checkpoint(dir.path())
-        .run_local(4, |p, ctx| {
+        .run_local(4, move |p, ctx| {
             let training = ctx.training().expect("population-based training gives a training state").clone();
             let (mut w, mut line) = (1.0f64, String::new());
             if let Some(from) = ctx.restore_from() {
@@ -46,10 +48,10 @@ fn the_loss_continues_its_parents_state_through_its_context() {
             w *= (1.0 - p.float("lr")).powi(training.steps as i32);
             line.push_str(&format!("{} ", ctx.trial));
             std::fs::write(ctx.save_to().expect("a directory to save into").join("state"), format!("{w}\n{line}"))?;
-            // A training takes time: the four workers' threads overlap, so that members hear of
-            // each other before they finish (instant, one thread could run all its member's
-            // intervals before another started, and nobody exploited: 1 run in 12 on 2 cores).
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            // The members train in step, so that they hear of each other before they finish (free
+            // running, one thread could run all its member's intervals before another started,
+            // and nobody exploited: 1 run in 12 on 2 cores).
+            in_step.arrive(training.step + training.steps >= STEPS);
             Ok(w)
         })
         .unwrap();
@@ -78,6 +80,38 @@ fn the_loss_continues_its_parents_state_through_its_context() {
     }
     let states = result.training_states.expect("the disk use is reported");
     assert_eq!(states.count, result.trials.len() as u64, "every state is kept for 10 s: {states:?}");
+}
+
+/// A barrier whose parties may leave: each evaluation waits until every member still training has
+/// finished its own evaluation of the same round; a member's last evaluation leaves instead (its
+/// worker stops, and the others must not wait for it).
+struct Phaser {
+    state: Mutex<(usize, usize, u64)>, // parties, arrived, round
+    turned: Condvar,
+}
+
+impl Phaser {
+    fn new(parties: usize) -> Self {
+        Phaser { state: Mutex::new((parties, 0, 0)), turned: Condvar::new() }
+    }
+
+    fn arrive(&self, last: bool) {
+        let mut state = self.state.lock().unwrap();
+        let round = state.2;
+        if last {
+            state.0 -= 1;
+        } else {
+            state.1 += 1;
+        }
+        if state.1 >= state.0 {
+            *state = (state.0, 0, round + 1);
+            self.turned.notify_all();
+            return;
+        }
+        if !last {
+            let _unused = self.turned.wait_while(state, |s| s.2 == round).unwrap();
+        }
+    }
 }
 
 #[test]
