@@ -63,7 +63,7 @@ use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
 use crate::rng::PropRng;
-use crate::space::{Domain, SearchSpace, standard_normal};
+use crate::space::{SearchSpace, standard_normal};
 use rand::RngExt;
 
 /// Which covariance update CMA-ES uses.
@@ -111,15 +111,6 @@ pub struct CmaesConfig {
     /// configuration saved before it existed: 0, what those runs bred with.
     #[serde(default)]
     pub model_share: f64,
-    /// Keep every int parameter moving: a draw leaves the integer the mean lies on, towards each
-    /// neighbour there is, with probability at least `alpha / 2`, `alpha = 1 / (n lambda)` (the
-    /// margin of CMA-ES with margin, Hamano et al. 2022, whose default this is). Without it, once
-    /// the step size has shrunk below an integer's width every draw rounds to the same integer
-    /// and the parameter is fixed for good. Here the margin widens the draw along each int
-    /// coordinate that needs it (the strategy's state is untouched: it is rebuilt from the rounded
-    /// evaluations at every call). Absent from a configuration saved before it existed: false.
-    #[serde(default)]
-    pub integer_margin: bool,
 }
 
 impl Default for CmaesConfig {
@@ -132,7 +123,6 @@ impl Default for CmaesConfig {
             centred_start: true,
             resample_in_bounds: true,
             model_share: MODEL_SHARE,
-            integer_margin: true,
         }
     }
 }
@@ -447,65 +437,26 @@ impl State {
             .collect()
     }
 
-    /// A draw from `N(m, sigma^2 C)`, in unit-box coordinates (not yet reflected), its step from
-    /// the mean stretched by `widen` (per coordinate, at least 1).
-    fn sample(&self, widen: &[f64], rng: &mut PropRng) -> Vec<f64> {
+    /// A draw from `N(m, sigma^2 C)`, in unit-box coordinates (not yet reflected).
+    fn sample(&self, rng: &mut PropRng) -> Vec<f64> {
         let n = self.mean.len();
         let z: Vec<f64> = (0..n).map(|k| self.scales[k] * standard_normal(rng)).collect();
-        (0..n)
-            .map(|i| self.mean[i] + widen[i] * self.sigma * (0..n).map(|k| self.basis[i * n + k] * z[k]).sum::<f64>())
-            .collect()
+        (0..n).map(|i| self.mean[i] + self.sigma * (0..n).map(|k| self.basis[i * n + k] * z[k]).sum::<f64>()).collect()
     }
 
     /// The first of `10 n` draws that lies in the unit box, or the last one clipped to it: the
     /// `cmaes` package's bound handling.
-    fn sample_inside(&self, widen: &[f64], rng: &mut PropRng) -> Vec<f64> {
+    fn sample_inside(&self, rng: &mut PropRng) -> Vec<f64> {
         let inside = |x: &[f64]| x.iter().all(|v| (0.0..=1.0).contains(v));
-        let mut x = self.sample(widen, rng);
+        let mut x = self.sample(rng);
         for _ in 1..10 * self.mean.len() {
             if inside(&x) {
                 return x;
             }
-            x = self.sample(widen, rng);
+            x = self.sample(rng);
         }
         x.iter_mut().for_each(|v| *v = v.clamp(0.0, 1.0));
         x
-    }
-
-    /// The standard deviation of a draw along coordinate `i`: `sigma sqrt(C_ii)`.
-    fn spread(&self, i: usize) -> f64 {
-        let n = self.mean.len();
-        self.sigma * (0..n).map(|k| (self.basis[i * n + k] * self.scales[k]).powi(2)).sum::<f64>().sqrt()
-    }
-
-    /// Per coordinate, the stretch of a draw's step that gives each neighbouring integer of the
-    /// mean's at least `margin / 2` of the draws (`cells[i]`: the number of integers of an int
-    /// coordinate, `None` for a float); 1 where the draw already reaches that far.
-    fn margin_widening(&self, cells: &[Option<usize>], margin: f64) -> Vec<f64> {
-        // The standard normal's quantile 1 - margin / 2, by bisection on its tail.
-        let tail = |z: f64| 0.5 * libm::erfc(z / std::f64::consts::SQRT_2);
-        let (mut lo, mut hi) = (0.0, 40.0);
-        for _ in 0..100 {
-            let mid = 0.5 * (lo + hi);
-            if tail(mid) > margin / 2.0 { lo = mid } else { hi = mid }
-        }
-        let quantile = 0.5 * (lo + hi);
-        cells
-            .iter()
-            .enumerate()
-            .map(|(i, cells)| {
-                let Some(k) = *cells else { return 1.0 };
-                let m = self.mean[i].clamp(0.0, 1.0);
-                let cell = ((m * k as f64).floor() as usize).min(k - 1);
-                // The distances from the mean to the edges of its integer's bin that have a
-                // neighbour beyond them.
-                let below = (cell > 0).then(|| m - cell as f64 / k as f64);
-                let above = (cell + 1 < k).then(|| (cell + 1) as f64 / k as f64 - m);
-                let needed = below.into_iter().chain(above).fold(0.0f64, f64::max) / quantile;
-                let spread = self.spread(i);
-                if spread > 0.0 && needed > spread { needed / spread } else { 1.0 }
-            })
-            .collect()
     }
 }
 
@@ -523,8 +474,6 @@ pub struct Cmaes {
     /// The first this many evaluations of the island's history (in breeding order) were bred by
     /// another propagator: the strategy starts from their best (see [`Cmaes::taking_over_after`]).
     source: usize,
-    /// Per coordinate, the number of integers of an int parameter (`None`: a float).
-    cells: Vec<Option<usize>>,
 }
 
 impl Cmaes {
@@ -550,15 +499,7 @@ impl Cmaes {
         }
         super::check_probability("CMA-ES's model share", config.model_share)?;
         let strategy = Strategy::new(n, lambda, config.update);
-        let cells = space
-            .params()
-            .iter()
-            .map(|p| match p.domain {
-                Domain::Int { lo, hi } => usize::try_from(i128::from(hi) - i128::from(lo) + 1).ok(),
-                _ => None,
-            })
-            .collect();
-        Ok(Cmaes { space: space.clone(), unit, strategy, config, source: 0, cells })
+        Ok(Cmaes { space: space.clone(), unit, strategy, config, source: 0 })
     }
 
     /// This CMA-ES takes over from another propagator that bred the first `source` evaluations of
@@ -693,17 +634,7 @@ impl Propagator for Cmaes {
                 let modelled = self.config.model_share > 0.0 && rng.random::<f64>() < self.config.model_share;
                 let child = modelled.then(|| self.model_child(&state, pool)).flatten();
                 let u = child.unwrap_or_else(|| {
-                    let widen = if self.config.integer_margin {
-                        let n = self.strategy.n as f64;
-                        state.margin_widening(&self.cells, 1.0 / (n * self.strategy.lambda as f64))
-                    } else {
-                        vec![1.0; self.strategy.n]
-                    };
-                    if self.config.resample_in_bounds {
-                        state.sample_inside(&widen, rng)
-                    } else {
-                        state.sample(&widen, rng)
-                    }
+                    if self.config.resample_in_bounds { state.sample_inside(rng) } else { state.sample(rng) }
                 });
                 self.unit.point_at(&u)
             }
@@ -744,52 +675,12 @@ mod tests {
     }
 
     #[test]
-    fn the_margin_keeps_a_converged_int_moving_and_leaves_floats_alone() {
-        // Converged on the int's value 2 of 0..=4 (bin centre 0.5) and on the float at 0.3, with a
-        // spread far below an integer's width.
-        let space = SearchSpace::builder().int("k", 0, 4).float("x", 0.0, 1.0).build().unwrap();
-        let state = State::started(vec![0.5, 0.3], 1e-3, vec![1.0, 0.0, 0.0, 1.0], 1e-8).unwrap();
-        let margin = 0.05;
-        let strategy = |integer_margin| {
-            Cmaes::new(&space, CmaesConfig { integer_margin, model_share: 0.0, ..CmaesConfig::default() }).unwrap()
-        };
-        let widen = state.margin_widening(&strategy(true).cells, margin);
-        assert_eq!(widen[1], 1.0, "a float is never widened");
-        assert!(widen[0] > 10.0, "{widen:?}");
-        // Of the draws, each neighbour (1 and 3) gets about margin / 2, the mean's integer the rest.
-        let mut rng = crate::rng::worker_rng(0, 0);
-        let draws = 20_000;
-        let mut counts = [0usize; 5];
-        for _ in 0..draws {
-            let u = state.sample_inside(&widen, &mut rng);
-            match strategy(true).unit.point_at(&u)[0] {
-                crate::space::Value::Int(k) => counts[k as usize] += 1,
-                v => panic!("{v:?}"),
-            }
-        }
-        for side in [1, 3] {
-            let share = counts[side] as f64 / draws as f64;
-            assert!((0.015..0.04).contains(&share), "{counts:?}");
-        }
-        assert_eq!(counts[0] + counts[4], 0, "two integers away is beyond the margin: {counts:?}");
-        // Without the margin, every draw rounds to the mean's integer.
-        let plain = strategy(false);
-        assert!(
-            (0..1000)
-                .all(|_| plain.unit.point_at(&state.sample_inside(&[1.0; 2], &mut rng))[0]
-                    == crate::space::Value::Int(2))
-        );
-    }
-
-    #[test]
     fn a_configuration_saved_before_the_centred_start_keeps_the_old_start_reflection_and_no_model() {
         let old = r#"{"update":"active","population_size":null,"max_generations":200,"min_step":1e-8}"#;
         let config: CmaesConfig = serde_json::from_str(old).unwrap();
         assert!(!config.centred_start && !config.resample_in_bounds && config.model_share == 0.0);
-        assert!(!config.integer_margin);
         let new = CmaesConfig::default();
         assert!(new.centred_start && new.resample_in_bounds && new.model_share == MODEL_SHARE);
-        assert!(new.integer_margin);
         let again: CmaesConfig = serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
         assert_eq!(again, new);
     }
@@ -914,15 +805,14 @@ mod tests {
         // The mean lies past x's upper bound; y is well inside.
         let state = State::started(vec![1.3, 0.5], 0.1, vec![1.0, 0.0, 0.0, 1.0], 1e-8).unwrap();
         let mut rng = crate::rng::worker_rng(7, 0);
-        let resampled: Vec<Vec<f64>> = (0..200).map(|_| state.sample_inside(&[1.0; 2], &mut rng)).collect();
+        let resampled: Vec<Vec<f64>> = (0..200).map(|_| state.sample_inside(&mut rng)).collect();
         assert!(resampled.iter().flatten().all(|u| (0.0..=1.0).contains(u)));
         // x falls inside in about 0.1% of draws, so almost every child is a clipped last draw:
         // exactly the bound, -5..5's 5.0 once mapped back.
         let at_bound = resampled.iter().filter(|u| cmaes.unit.point_at(u)[0].as_f64() == 5.0).count();
         assert!(at_bound >= 150, "{at_bound} of 200 at x = 5");
         // Reflection folds the same draws back inside and never reaches the bound.
-        let reflected =
-            (0..200).filter(|_| cmaes.unit.point_at(&state.sample(&[1.0; 2], &mut rng))[0].as_f64() == 5.0).count();
+        let reflected = (0..200).filter(|_| cmaes.unit.point_at(&state.sample(&mut rng))[0].as_f64() == 5.0).count();
         assert_eq!(reflected, 0);
     }
 }
