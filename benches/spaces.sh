@@ -5,6 +5,11 @@
 #     of its own active only in its branch (benches/spaces_problems.py; problem K holds f(3K-2),
 #     f(3K-1), f(3K), so PROBLEMS 1..8 cover all 24), against Optuna's TPESampler(multivariate=True,
 #     group=True) with the space defined by run (benches/spaces_optuna.py).
+#   mixint: COCO's bbob-mixint 5-D (x0..x3 integers with 2, 4, 8, 16 values, x4 a float), PROBLEMS
+#     its functions [1..24]; constrained: COCO's bbob-constrained 5-D, PROBLEMS its functions
+#     [1..54], the constraints reported with the loss (benches/spaces_problems.py). Both against
+#     Optuna's TPESampler and GPSampler (default settings; integers as suggest_int, constraints
+#     through Trial.set_constraint); seed k runs instance k; the best is the best feasible loss.
 #   warm: BBOB 5-D (benches/bbob_trial.py), per function a cold run on instance 1, a cold run on
 #     instance 2, and a run on instance 2 warm-started from the first (--warm-start its checkpoint):
 #     the evaluations each needs to reach the cold instance-2 run's final best
@@ -16,29 +21,40 @@
 #   bash benches/spaces.sh                         # 8 problems, seeds 1-3, 200 evaluations
 #   PROBLEMS="1 2" SEED=1 bash benches/spaces.sh
 #
-# Knobs: PART [conditional]; PROBLEMS [1..8]; INSTANCE [1]; SEED ["1 2 3"]; BUDGET [200]; NP [8];
-# OURS ["default tpe"]: propagators (default: no flag, what `auto` picks); OPTUNA ["tpe"]; empty:
-# none; EVAL_SECONDS [0.5]: each of our evaluations lasts 0.5-1.5x this (benches/bbob_trial.py says
+# Knobs: PART [conditional]; PROBLEMS [1..8, 1..24, 1..54]; INSTANCE [1; the seed for mixint and
+# constrained]; SEED ["1 2 3"]; BUDGET [200]; NP [8]; OURS ["default tpe"; "default" for mixint and
+# constrained]: propagators (default: no flag, what `auto` picks); OPTUNA ["tpe"; "tpe gp"]; empty:
+# none; FLAGS [""]: more flags for our runs, LABEL [""] appended to their method's name (e.g.
+# FLAGS="--gp-trust-region 0" LABEL=-tr0); EVAL_SECONDS [0.5]: each of our evaluations lasts 0.5-1.5x this (benches/bbob_trial.py says
 # why); WORK [bench-results/spaces]: results.jsonl there gains a line per run, and a run already in
 # it is not run again. Uses .venv-bbob/ (ioh, Optuna 5.0.0), made by benches/bbob.sh when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/mpi-env.sh
 PART=${PART:-conditional}
-PROBLEMS=${PROBLEMS:-$(seq -s ' ' 1 8)}
+case "$PART" in
+    conditional) problems=8 ours="default tpe" optuna=tpe ;;
+    mixint) problems=24 ours=default optuna="tpe gp" ;;
+    constrained) problems=54 ours=default optuna="tpe gp" ;;
+    warm) problems=0 ours="" optuna="" ;;
+    *) echo "spaces: unknown PART '$PART' (conditional, mixint, constrained, warm)" >&2; exit 1 ;;
+esac
+PROBLEMS=${PROBLEMS:-$(seq -s ' ' 1 "$problems")}
 INSTANCE=${INSTANCE:-1}
 SEED=${SEED:-"1 2 3"}
 BUDGET=${BUDGET:-200}
 NP=${NP:-8}
-OURS=${OURS-"default tpe"}
-OPTUNA=${OPTUNA-tpe}
+OURS=${OURS-$ours}
+OPTUNA=${OPTUNA-$optuna}
 WORK=${WORK:-bench-results/spaces}
 export BBOB_EVAL_SECONDS=${EVAL_SECONDS:-0.5}
-case "$PART" in conditional | warm) ;; *) echo "spaces: unknown PART '$PART' (conditional, warm)" >&2; exit 1 ;; esac
 ((BUDGET % NP == 0)) || { echo "spaces: BUDGET ($BUDGET) must be a multiple of NP ($NP)" >&2; exit 1; }
 PY=$PWD/.venv-bbob/bin/python
 if ! "$PY" -c "import ioh, optuna, sys; sys.exit(optuna.__version__ != '5.0.0')" 2>/dev/null; then
     FUNCTIONS=1 INSTANCES=1 OURS="" OPTUNA="" bash benches/bbob.sh >/dev/null
+fi
+if [ "$PART" = mixint ] || [ "$PART" = constrained ]; then
+    "$PY" -c "import cocoex" 2>/dev/null || "$PWD/.venv-bbob/bin/pip" install -q coco-experiment==2.8.2
 fi
 cargo build --release --bin propulate-rs >&2
 BIN=$PWD/target/release/propulate-rs
@@ -77,38 +93,46 @@ if [ "$PART" = warm ]; then
 fi
 
 space=$WORK/$PART.toml
-"$PY" benches/spaces_problems.py > "$space"
+"$PY" benches/spaces_problems.py "$PART" > "$space"
 
 record() { # KEY METHOD PROBLEM SEED BEST SECONDS
     echo "{\"key\": \"$1\", \"method\": \"$2\", \"fid\": $3, \"instance\": $INSTANCE, \"dim\": \"$PART\", \"budget\": $BUDGET, \"seed\": $4, \"best\": $5, \"seconds\": $6}" >> "$results"
     echo "$1: $5 (${6%.*} s)" >&2
 }
 
+# The best of a run: best.json's loss, infinity when no evaluation was feasible.
+best_of() {
+    "$PY" -c "import json,sys; b=json.load(open(sys.argv[1])); print(b['loss'] if b.get('feasible', True) else 'Infinity')" "$1"
+}
+
 for seed in $SEED; do
+    case "$PART" in mixint | constrained) INSTANCE=$seed ;; esac
     for problem in $PROBLEMS; do
         for ours in $OURS; do
-            method="propulate-$ours"
+            method="propulate-$ours${LABEL:-}"
             key="$method $PART p$problem i$INSTANCE b$BUDGET np$NP s$seed"
             grep -qF "\"key\": \"$key\"" "$results" && continue
             run=$WORK/runs/${key// /-}
             rm -rf "$run" && mkdir -p "$run"
             flags=()
             [ "$ours" = default ] || flags=(--propagator "$ours")
+            read -ra more <<< "${FLAGS:-}"
+            flags+=("${more[@]}")
             start=$(date +%s.%N)
             mpirun -np "$NP" --bind-to none "$BIN" --generations $((BUDGET / NP)) --seed "$seed" --space "$space" \
                 --preload ioh --checkpoint "$run/ck" --out "$run" --quiet "${flags[@]}" \
                 -- "$PY" "$PWD/benches/spaces_trial.py" "$PART" "$problem" "$INSTANCE" > "$run/run.log" 2>&1 ||
                 { echo "spaces: $key failed; see $run/run.log" >&2; exit 1; }
             seconds=$("$PY" -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)")
-            best=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['loss'])" "$run/best.json")
+            best=$(best_of "$run/best.json")
             record "$key" "$method" "$problem" "$seed" "$best" "$seconds"
         done
         for sampler in $OPTUNA; do
             method="optuna-$sampler"
             key="$method $PART p$problem i$INSTANCE b$BUDGET s$seed"
             grep -qF "\"key\": \"$key\"" "$results" && continue
-            out=$("$PY" benches/spaces_optuna.py "$PART" "$problem" "$INSTANCE" "$BUDGET" "$seed")
-            best=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['best'])")
+            out=$("$PY" benches/spaces_optuna.py "$PART" "$problem" "$INSTANCE" "$BUDGET" "$seed" "$sampler")
+            best=$(echo "$out" | "$PY" -c "import json,sys; print(json.dumps(json.load(sys.stdin)['best']))")
             seconds=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['seconds'])")
             record "$key" "$method" "$problem" "$seed" "$best" "$seconds"
         done

@@ -1,12 +1,19 @@
-"""Optuna 5.0.0's TPE on a benches/spaces.sh problem, run sequentially, as its documentation
-recommends for conditional spaces: `TPESampler(multivariate=True, group=True)`, the space defined
-by run (the branch, then its own coordinates).
+"""Optuna 5.0.0 on a benches/spaces.sh problem, run sequentially.
 
-    python spaces_optuna.py conditional PROBLEM INSTANCE BUDGET SEED
+    python spaces_optuna.py conditional PROBLEM INSTANCE BUDGET SEED [tpe]
+    python spaces_optuna.py mixint|constrained FID INSTANCE BUDGET SEED tpe|gp|cmaes
+
+conditional: as Optuna's documentation recommends for conditional spaces,
+`TPESampler(multivariate=True, group=True)`, the space defined by run (the branch, then its own
+coordinates). mixint: TPESampler or GPSampler with default settings, or CmaEsSampler with
+`with_margin=True` (CMA-ES with margin, its documented handling of integers), the integers as
+`suggest_int`. constrained: the same samplers given COCO's constraints (`Trial.set_constraint`,
+Optuna 5's way), the best counted over feasible trials only (infinity when none was).
 
 Prints one JSON line: the best loss after BUDGET evaluations and the seconds the run took.
 """
 import json
+import math
 import sys
 import time
 import warnings
@@ -16,15 +23,9 @@ import optuna
 import spaces_problems
 
 
-def main() -> None:
-    kind, problem, instance, budget, seed = sys.argv[1], *(int(a) for a in sys.argv[2:6])
-    if kind != "conditional":
-        raise SystemExit(f"unknown problem kind {kind}")
+def conditional_study(problem: int, instance: int, seed: int):
     functions = spaces_problems.conditional_functions(problem, instance)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
     sampler = optuna.samplers.TPESampler(multivariate=True, group=True, seed=seed)
-    study = optuna.create_study(sampler=sampler)
 
     def objective(trial: optuna.Trial) -> float:
         branch = trial.suggest_categorical("branch", list(spaces_problems.BRANCHES))
@@ -33,9 +34,62 @@ def main() -> None:
             params[f"{branch}{i}"] = trial.suggest_float(f"{branch}{i}", -5.0, 5.0)
         return spaces_problems.conditional_loss(functions, params)
 
+    return optuna.create_study(sampler=sampler), objective
+
+
+def coco_study(kind: str, fid: int, instance: int, seed: int, sampler_name: str):
+    coco = spaces_problems.CocoProblem(kind, fid, instance)
+    integers = coco.problem.number_of_integer_variables
+    bounds = list(zip(coco.problem.lower_bounds, coco.problem.upper_bounds))
+    constrained = coco.problem.number_of_constraints > 0
+    samplers = {
+        "tpe": optuna.samplers.TPESampler,
+        "gp": optuna.samplers.GPSampler,
+        "cmaes": lambda seed: optuna.samplers.CmaEsSampler(seed=seed, with_margin=True),
+    }
+
+    def objective(trial: optuna.Trial) -> float:
+        params = {}
+        for i, (low, high) in enumerate(bounds):
+            name = f"x{i}"
+            if i < integers:
+                params[name] = trial.suggest_int(name, int(low), int(high))
+            else:
+                params[name] = trial.suggest_float(name, float(low), float(high))
+        if constrained:
+            constraints = coco.constraints(params)
+            trial.set_user_attr("constraints", constraints)
+            for k, g in enumerate(constraints):
+                trial.set_constraint(f"g{k}", g)
+        return coco.loss(params)
+
+    return optuna.create_study(sampler=samplers[sampler_name](seed=seed)), objective
+
+
+def best_feasible(study: optuna.Study) -> float:
+    """The lowest loss among trials whose constraints (if any) all hold."""
+    feasible = [
+        t.value
+        for t in study.trials
+        if t.value is not None and all(g <= 0 for g in t.user_attrs.get("constraints", []))
+    ]
+    return min(feasible, default=math.inf)
+
+
+def main() -> None:
+    kind, problem, instance, budget, seed = sys.argv[1], *(int(a) for a in sys.argv[2:6])
+    sampler_name = sys.argv[6] if len(sys.argv) > 6 else "tpe"
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+    if kind == "conditional":
+        study, objective = conditional_study(problem, instance, seed)
+    elif kind in spaces_problems.COCO_SUITES:
+        study, objective = coco_study(kind, problem, instance, seed, sampler_name)
+    else:
+        raise SystemExit(f"unknown problem kind {kind}")
     start = time.monotonic()
     study.optimize(objective, n_trials=budget)
-    print(json.dumps({"best": study.best_value, "seconds": time.monotonic() - start}))
+    print(json.dumps({"best": best_feasible(study), "seconds": time.monotonic() - start}))
 
 
 if __name__ == "__main__":
