@@ -21,19 +21,23 @@ use propulate_core::objective::{Direction, Objective};
 use propulate_core::population::breed_key;
 use propulate_core::space::{Domain, SearchSpace, Value};
 
-/// Optuna's journal operations used here.
-const CREATE_STUDY: u8 = 0;
-const SET_STUDY_SYSTEM_ATTR: u8 = 3;
-const CREATE_TRIAL: u8 = 4;
+/// Optuna's journal operations (`optuna.storages.journal`): this writer's, and those the warm
+/// start's reader replays (`warm_start.rs`).
+pub(crate) const CREATE_STUDY: u64 = 0;
+const SET_STUDY_SYSTEM_ATTR: u64 = 3;
+pub(crate) const CREATE_TRIAL: u64 = 4;
+pub(crate) const SET_TRIAL_PARAM: u64 = 5;
+pub(crate) const SET_TRIAL_STATE_VALUES: u64 = 6;
+pub(crate) const SET_TRIAL_SYSTEM_ATTR: u64 = 9;
 /// Optuna's `StudyDirection`s.
 const MINIMIZE: u8 = 1;
 const MAXIMIZE: u8 = 2;
 /// The study system attribute that holds the metric names (Optuna's `study:metric_names`).
 const METRIC_NAMES: &str = "study:metric_names";
 /// Optuna's `TrialState`s.
-const COMPLETE: u8 = 1;
-const PRUNED: u8 = 2;
-const FAIL: u8 = 3;
+pub(crate) const COMPLETE: u64 = 1;
+const PRUNED: u64 = 2;
+const FAIL: u64 = 3;
 /// The `worker_id` Optuna stamps on each line (its own are a UUID and a thread id).
 const WORKER_ID: &str = "propulate-rs-export";
 

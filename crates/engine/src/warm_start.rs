@@ -10,6 +10,9 @@ use serde_json::{Map, Value as Json};
 use crate::config::{CheckpointSettings, RunConfig};
 use crate::error::{Error, Result};
 use crate::journal::{Manifest, seed_checkpoint};
+use crate::optuna_journal::{
+    COMPLETE, CREATE_STUDY, CREATE_TRIAL, SET_TRIAL_PARAM, SET_TRIAL_STATE_VALUES, SET_TRIAL_SYSTEM_ATTR,
+};
 use propulate_core::enqueued::csv_value;
 use propulate_core::layout::Layout;
 use propulate_core::space::SearchSpace;
@@ -140,15 +143,6 @@ fn csv_records(text: &str) -> Vec<Vec<String>> {
     }
     records
 }
-
-/// Optuna's journal operations this reader replays (`optuna.storages.journal`).
-const CREATE_STUDY: u64 = 0;
-const CREATE_TRIAL: u64 = 4;
-const SET_TRIAL_PARAM: u64 = 5;
-const SET_TRIAL_STATE_VALUES: u64 = 6;
-const SET_TRIAL_SYSTEM_ATTR: u64 = 9;
-/// Optuna's `TrialState.COMPLETE`.
-const COMPLETE: u64 = 1;
 
 /// One trial as the journal builds it.
 #[derive(Default)]
