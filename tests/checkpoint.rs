@@ -9,7 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{bin, mpirun, recorded, report_data, run_with_timeout};
-use propulate::journal::{Manifest, WORTH_WRITING_VAR, read_checkpoint, read_worker_journal, snapshot_name};
+use propulate::files::checkpoint::snapshot_name;
+use propulate::journal::{Manifest, WORTH_WRITING_VAR, read_checkpoint, read_worker_journal};
 use propulate::{Optimizer, SearchSpace};
 
 /// (worker, generation) -> (values, loss bits) of every recorded evaluation.

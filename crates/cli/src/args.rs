@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use super::propagator_flags::PropagatorArgs;
 
 use propulate::IslandSpec;
+use propulate::files::OutputFile;
 use propulate::journal::FsyncPolicy;
 
 /// Asynchronous island-model evolutionary hyperparameter optimization, on MPI.
@@ -30,8 +31,8 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Clone, Subcommand)]
 pub enum Command {
-    /// Summarize a checkpoint (finished or not) and write best.json, trials.csv, trials.jsonl and
-    /// report.html.
+    /// Summarize a checkpoint (finished or not) and write the result files (the help names them:
+    /// [`with_generated_help`]).
     Report(ReportArgs),
     /// Print, one line per rank in rank order, what each rank sees: launcher, local rank, host,
     /// GPUs and its device, and its place in the layout. Runs under mpirun/srun like a job; trains
@@ -76,18 +77,37 @@ impl LayoutArgs {
     }
 }
 
+/// The result files' flags, declared once for a run and `report`.
+#[derive(Debug, Clone, Args)]
+pub struct ResultArgs {
+    /// Best individuals to show per island.
+    #[arg(long, default_value_t = 1)]
+    pub top_n: usize,
+    /// The result files' directory (the help names the files: [`with_generated_help`]).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// The command line with the help texts that name the result files generated from the registry
+/// of files (`files::OutputFile`), so that a new result file is named in the help too.
+pub fn with_generated_help(cli: clap::Command) -> clap::Command {
+    let files = OutputFile::help_list();
+    cli.mut_arg("out", |a| a.help(format!("Directory to write {files} into at the end (without it: none)")))
+        .mut_subcommand("report", |report| {
+            report
+                .about(format!("Summarize a checkpoint (finished or not) and write {files}"))
+                .mut_arg("out", |a| a.help(format!("Where to write {files} [default: the checkpoint directory]")))
+        })
+}
+
 /// Options of `propulate-rs report`.
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
     /// The checkpoint directory.
     pub dir: PathBuf,
-    /// Where to write best.json, trials.csv, trials.jsonl and report.html (default: the checkpoint
-    /// directory).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Best individuals to show per island.
-    #[arg(long, default_value_t = 1)]
-    pub top_n: usize,
+    /// Where the result files go (default: the checkpoint directory) and what they show.
+    #[command(flatten)]
+    pub results: ResultArgs,
     /// Also write the run as an Optuna journal file (Optuna 4 and 5's JournalFileBackend), which
     /// `optuna-dashboard FILE` and Optuna's analysis open: every trial with its parameters, state,
     /// value, intermediate values, and island/worker/generation as user attributes.
@@ -132,12 +152,9 @@ pub struct RunArgs {
     /// Run seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Best individuals to show per island.
-    #[arg(long, default_value_t = 1)]
-    pub top_n: usize,
-    /// Directory for best.json, trials.csv, trials.jsonl and report.html.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
+    /// Where the result files go (none without `--out`) and what they show.
+    #[command(flatten)]
+    pub results: ResultArgs,
     /// Checkpoint directory; a directory that holds a run is resumed
     /// [default: checkpoints/<task>-seed<seed>, the task being `cnn` or the function].
     #[arg(long)]

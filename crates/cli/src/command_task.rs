@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use propulate::early_stop::EarlyStopper;
+use propulate::files::trials::{DEFAULT_TRIALS_DIR, TRIALS_DIR};
 use propulate::trial::{CommandTrial, TrialSettings};
 use propulate::{Error, Result, SearchSpace};
 
@@ -55,10 +56,10 @@ fn trials_dir(args: &RunArgs) -> PathBuf {
     if let Some(dir) = &args.trial.trials_dir {
         return dir.clone();
     }
-    match (args.checkpoint_dir("command"), &args.out) {
-        (Some(checkpoint), _) => checkpoint.join("trials"),
-        (None, Some(out)) => out.join("trials"),
-        (None, None) => PathBuf::from("propulate-trials"),
+    match (args.checkpoint_dir("command"), &args.results.out) {
+        (Some(checkpoint), _) => checkpoint.join(TRIALS_DIR),
+        (None, Some(out)) => out.join(TRIALS_DIR),
+        (None, None) => PathBuf::from(DEFAULT_TRIALS_DIR),
     }
 }
 

@@ -21,7 +21,7 @@ pub mod task;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use args::{Cli, Command};
 use task::CnnTaskMaker;
@@ -30,7 +30,8 @@ use task::CnnTaskMaker;
 /// how this binary builds the CNN task: the main binary has none and hands a CNN run over to the
 /// CNN executable beside it.
 pub fn main(cnn: Option<CnnTaskMaker>) -> ExitCode {
-    let cli = Cli::parse();
+    let command = args::with_generated_help(Cli::command());
+    let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     let outcome = match &cli.command {
         Some(Command::Report(a)) => report::report(a),
         Some(Command::Env(a)) => env::env(a),

@@ -172,7 +172,7 @@ impl Plan {
             propagator_choice: Some(args.breeding.choice(default).keeping_fixed(task.pbt_fixed())),
             objectives,
             seed: args.seed,
-            top_n: args.top_n,
+            top_n: args.results.top_n,
             checkpoint: checkpoint.map(|dir: PathBuf| CheckpointSettings {
                 dir,
                 fsync: args.fsync,
@@ -181,7 +181,7 @@ impl Plan {
                 warm_start: args.warm_start.clone(),
             }),
             // Only the result files (--out) list every evaluation; the end table has its totals.
-            gather_trials: args.out.is_some(),
+            gather_trials: args.results.out.is_some(),
             enqueued,
             ..RunConfig::default()
         };

@@ -9,9 +9,9 @@ use std::time::Duration;
 use anyhow::bail;
 use serde_json::{Map, Value as Json, json};
 
+use propulate::files::OutputFile;
 use propulate::journal::{Replay, read_checkpoint};
 use propulate::output::{summary_table, write_outputs, write_report};
-use propulate::output_files::OutputFile;
 use propulate::report_html::{report_html, run_settings};
 
 use super::args::ReportArgs;
@@ -37,15 +37,15 @@ fn recorded_settings(replay: &Replay) -> Map<String, Json> {
 }
 
 pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
-    let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
+    let out = args.results.out.clone().unwrap_or_else(|| args.dir.clone());
     if let Some(seconds) = args.watch {
-        return watch(&args.dir, &out, seconds, args.top_n);
+        return watch(&args.dir, &out, seconds, args.results.top_n);
     }
     let replay = propulate::report::load(&args.dir)?;
     for w in &replay.warnings {
         eprintln!("propulate-rs: warning: {w}");
     }
-    let result = propulate::report::result_of(&replay, args.top_n);
+    let result = propulate::report::result_of(&replay, args.results.top_n);
     let space = &replay.manifest.space;
     say(&propulate::report::progress_table(&replay));
     say(&summary_table(space, &result));

@@ -82,7 +82,7 @@ pub(crate) fn prepare_task(
 ) -> propulate::Result<(Plan, Optimizer)> {
     let plan = Plan::new(args, task, files, world_size)?;
     // Rank 0 writes the results: find out now, not after the run, that it cannot.
-    if let (Some(dir), 0) = (&args.out, world_rank) {
+    if let (Some(dir), 0) = (&args.results.out, world_rank) {
         propulate::output::check_output_dir(dir).map_err(|e| {
             propulate::Error::InvalidConfig(format!(
                 "--out {}: the results could not be written there: {e}",
@@ -178,7 +178,7 @@ pub(super) fn fail_together(world: &mut dyn Communicator, message: &str) -> anyh
 pub(crate) fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResult) -> anyhow::Result<()> {
     let task = plan.task.as_ref();
     say(&summary_table(task.space(), result));
-    if let Some(dir) = &args.out {
+    if let Some(dir) = &args.results.out {
         let mut extra = task.checkpoint_facts();
         let workers = ranks / plan.config.ranks_per_worker.max(1);
         let config = RunConfig { propagator: result.propagator.clone(), ..plan.config.clone() };

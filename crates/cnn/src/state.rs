@@ -10,13 +10,10 @@ use std::path::Path;
 use burn::module::Module;
 use burn::optim::ModuleOptimizer;
 
+use propulate_engine::files::states::{MODEL_FILE, OPTIMIZER_FILE};
+
 use crate::error::{Error, Result};
 use crate::model::Net;
-
-/// The network's parameters in a state directory.
-pub const MODEL_FILE: &str = "model.bpk";
-/// The optimizer's state in a state directory.
-pub const OPTIMIZER_FILE: &str = "optimizer.bpk";
 
 /// `model` and `optim` as the state in `dir` left them. A state of another network (another
 /// number of convolutions) or a damaged file is an error naming the file.

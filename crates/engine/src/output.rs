@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{Map, Value as Json, json};
 
 use crate::error::{Error, Result};
-use crate::output_files::{OutputFile, TEMPORARY_SUFFIX};
+use crate::files::{OutputFile, TEMPORARY_SUFFIX};
 use crate::result::RunResult;
 use propulate_core::individual::Individual;
 use propulate_core::objective::Objective;
@@ -381,7 +381,7 @@ fn totals_and_best(s: &mut String, result: &RunResult) {
             "training states kept: {} ({:.1} MB) under the checkpoint's {}/",
             states.count,
             states.bytes as f64 / 1e6,
-            crate::training_state::STATES_DIR
+            crate::files::states::STATES_DIR
         );
     }
     if result.objectives.len() >= 2 {

@@ -16,13 +16,8 @@ use std::path::{Path, PathBuf};
 use propulate_core::individual::IndividualId;
 use propulate_core::lineage::Lineage;
 
+use crate::files::states::{PARTIAL_SUFFIX, STATES_DIR, partial_state_dir_name, state_dir_name};
 use crate::result::StatesOnDisk;
-
-/// The directory of training states inside a checkpoint.
-pub const STATES_DIR: &str = "states";
-
-/// The suffix of a state still being written.
-const PARTIAL: &str = ".partial";
 
 /// What an evaluation of population-based training is given: where to load from, where to save
 /// to, and where in the member's training it stands.
@@ -54,12 +49,12 @@ impl TrainingStates {
 
     /// Where the finished state of evaluation `id` lives.
     pub fn saved(&self, id: IndividualId) -> PathBuf {
-        self.dir.join(format!("{}-{}-{}", id.island, id.worker, id.generation))
+        self.dir.join(state_dir_name(id))
     }
 
     /// Where evaluation `id` writes its state until it finished.
     fn partial(&self, id: IndividualId) -> PathBuf {
-        self.dir.join(format!("{}-{}-{}{PARTIAL}", id.island, id.worker, id.generation))
+        self.dir.join(partial_state_dir_name(id))
     }
 
     /// What evaluation `id` with `lineage` is given (the same on every rank of its worker).
@@ -118,7 +113,7 @@ impl TrainingStates {
         let mut count = 0;
         let mut bytes = 0;
         for entry in entries.flatten() {
-            if !entry.file_name().to_string_lossy().ends_with(PARTIAL) {
+            if !entry.file_name().to_string_lossy().ends_with(PARTIAL_SUFFIX) {
                 count += 1;
             }
             bytes += size_of_tree(&entry.path());

@@ -8,9 +8,8 @@ use std::path::Path;
 use std::sync::Once;
 
 use propulate_core::SearchSpace;
-use propulate_engine::journal::{
-    Manifest, WORTH_WRITING_VAR, WorkerRead, read_checkpoint, read_worker_journal, snapshot_name,
-};
+use propulate_engine::files::checkpoint::snapshot_name;
+use propulate_engine::journal::{Manifest, WORTH_WRITING_VAR, WorkerRead, read_checkpoint, read_worker_journal};
 use propulate_engine::{Optimizer, RunResult};
 
 /// Every journal is worth a snapshot in this test binary (set once, before any test reads it).

@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use propulate_core::SearchSpace;
-use propulate_engine::journal::{Manifest, read_checkpoint, read_worker_journal, snapshot_name, write_snapshot};
+use propulate_engine::files::checkpoint::snapshot_name;
+use propulate_engine::journal::{Manifest, read_checkpoint, read_worker_journal, write_snapshot};
 use propulate_engine::{Optimizer, RunResult};
 
 fn space() -> SearchSpace {

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use propulate_core::Params;
 use propulate_core::early_stop::Decision;
+use propulate_engine::files::trials::RESULT_FILE;
 use propulate_engine::{LossResult, WorkerContext};
 
 use crate::CommandTrial;
@@ -59,7 +60,7 @@ pub(crate) fn evaluate(trial: &CommandTrial, p: Params<'_>, ctx: &mut WorkerCont
         ("PROPULATE_PARAMS".into(), params_json(&trial.space, values)),
         ("PROPULATE_TRIAL".into(), ctx.trial.to_string()),
         ("PROPULATE_TRIAL_DIR".into(), dir.display().to_string()),
-        ("PROPULATE_RESULT".into(), dir.join("result.json").display().to_string()),
+        ("PROPULATE_RESULT".into(), dir.join(RESULT_FILE).display().to_string()),
     ]);
     env.extend(training_environment(ctx));
     env.extend(rank_env.iter().cloned());
@@ -399,7 +400,7 @@ impl<'t> RankLoop<'t> {
 
     /// Rank 0, when every process ended well: the result file, else the loss line of its stdout.
     fn result(&self, dir: &Path, ctx: &mut WorkerContext<'_>) -> LossResult {
-        let path = dir.join("result.json");
+        let path = dir.join(RESULT_FILE);
         match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let read = parse_result_file(&path, &text, &self.trial.settings.objectives)?;

@@ -45,6 +45,7 @@ use std::time::Duration;
 
 use propulate_core::individual::IndividualId;
 use propulate_core::{Params, SearchSpace};
+use propulate_engine::files::trials::{preload_log_name, trial_dir_name};
 use propulate_engine::{LossResult, WorkerContext};
 
 pub use command_line::CommandTemplate;
@@ -137,11 +138,8 @@ impl CommandTrial {
         let cuda_devices = launch.cuda_visible_devices(settings.gpus_per_rank).map_err(Error::InvalidConfig)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let omp_threads = (cores / launch.local_size.unwrap_or(1).max(1)).max(1);
-        let preload_log = settings.trials_dir.join(format!(
-            "preload-{}-{}.log",
-            propulate_engine::launcher::hostname(),
-            std::process::id()
-        ));
+        let preload_log =
+            settings.trials_dir.join(preload_log_name(&propulate_engine::launcher::hostname(), std::process::id()));
         Ok(CommandTrial { template, space, settings, cuda_devices, omp_threads, preload_log })
     }
 
@@ -171,7 +169,7 @@ impl CommandTrial {
 
     /// The directory of the trial `id`.
     pub fn trial_dir(&self, id: IndividualId) -> PathBuf {
-        self.settings.trials_dir.join(format!("island{}-worker{}-gen{}", id.island, id.worker, id.generation))
+        self.settings.trials_dir.join(trial_dir_name(id))
     }
 
     /// Run one evaluation of `p` on this rank (collective over the worker's ranks, as every loss):

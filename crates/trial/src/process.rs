@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::Sender;
 
+use propulate_engine::files::trials::{output_names, stdout_pipe_name};
+
 use crate::child::die_with_parent;
 use crate::fork_server::{ForkServer, PythonCommand};
 use crate::heard::Heard;
@@ -24,7 +26,8 @@ pub(crate) struct TrialProcess {
 
 /// The files a rank's process writes into its trial directory.
 pub(crate) fn log_paths(dir: &Path, rank: usize) -> (PathBuf, PathBuf) {
-    (dir.join(format!("rank{rank}.stdout")), dir.join(format!("rank{rank}.stderr")))
+    let (stdout, stderr) = output_names(rank);
+    (dir.join(stdout), dir.join(stderr))
 }
 
 impl TrialProcess {
@@ -71,7 +74,7 @@ impl TrialProcess {
         let (stdout_path, stderr_path) = log_paths(dir, rank);
         let stdout_log =
             File::create(&stdout_path).map_err(|e| format!("cannot create {}: {e}", stdout_path.display()))?;
-        let fifo = dir.join(format!("rank{rank}.stdout.fifo"));
+        let fifo = dir.join(stdout_pipe_name(rank));
         let (pid, stdout) = server.fork(command, env, &fifo, &stderr_path)?;
         follow_stdout(stdout, stdout_log, heard.clone());
         server.report_end(heard);

@@ -17,21 +17,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 use crate::error::{Error, Result};
+use crate::files::checkpoint::{lock_name, owner_name};
 
 /// How often the owner file's modification time is renewed.
 const HEARTBEAT: Duration = Duration::from_secs(20);
 /// An owner file not renewed for this long belongs to a job that is gone.
 const STALE_AFTER: Duration = Duration::from_secs(120);
-
-/// The `flock` file of `worker`'s journal.
-pub fn lock_name(worker: usize) -> String {
-    format!("worker-{worker:05}.lock")
-}
-
-/// The owner file of `worker`'s journal (where `flock` is not available).
-pub fn owner_name(worker: usize) -> String {
-    format!("worker-{worker:05}.owner")
-}
 
 /// Which kind of lock to take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
+use crate::files::checkpoint::MANIFEST;
 use propulate_core::layout::Layout;
 use propulate_core::space::SearchSpace;
 
@@ -16,8 +17,6 @@ use propulate_core::space::SearchSpace;
 pub const FORMAT: &str = "propulate-rs-checkpoint";
 /// The journal format version this build writes and reads.
 pub const VERSION: u32 = 1;
-/// The manifest's file name inside the checkpoint directory.
-pub const MANIFEST: &str = "manifest.json";
 /// The largest manifest read. Real ones are a few kilobytes (the search space is the biggest part);
 /// the bound keeps a wrong or hostile file from being read whole into memory.
 pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
@@ -205,7 +204,7 @@ impl Manifest {
     pub fn write(&self, dir: &Path) -> Result<()> {
         fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join(MANIFEST);
-        let tmp = dir.join(format!("{MANIFEST}.tmp"));
+        let tmp = dir.join(crate::files::checkpoint::MANIFEST_TEMPORARY);
         let text = serde_json::to_string_pretty(self).expect("manifest serializes") + "\n";
         let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
         f.write_all(text.as_bytes()).map_err(|e| Error::io(&tmp, e))?;

@@ -16,7 +16,7 @@ mod snapshot;
 mod validate;
 mod writer;
 
-pub use lock::{JournalLock, LockMode, lock_name, owner_name};
+pub use lock::{JournalLock, LockMode};
 pub use manifest::{
     CheckpointLayout, FORMAT, MAX_GENERATION_OFFSET, MAX_MANIFEST_BYTES, MAX_WORKERS, Manifest, VERSION,
 };
@@ -27,7 +27,7 @@ pub use replay::{
 };
 pub use reshape::reshape;
 pub(crate) use reshape::seed_checkpoint;
-pub use snapshot::{JournalRef, WORTH_WRITING_VAR, parse_snapshot_name, snapshot_name, write as write_snapshot};
+pub use snapshot::{JournalRef, WORTH_WRITING_VAR, write as write_snapshot};
 pub use writer::{FsyncPolicy, JournalWriter, ensure_unlocked};
 
 use serde::{Deserialize, Serialize};
@@ -107,19 +107,4 @@ pub struct Deact {
 pub struct Done {
     /// Generations this worker had evaluated at the end.
     pub generations: u64,
-}
-
-/// The journal file of `worker`, segment `segment`.
-pub fn segment_name(worker: usize, segment: u32) -> String {
-    format!("worker-{worker:05}.{segment:04}.jsonl")
-}
-
-/// Parse a journal file name back into (worker, segment).
-pub fn parse_segment_name(name: &str) -> Option<(usize, u32)> {
-    let rest = name.strip_prefix("worker-")?.strip_suffix(".jsonl")?;
-    let (w, s) = rest.split_once('.')?;
-    if w.len() != 5 || s.len() != 4 {
-        return None;
-    }
-    Some((w.parse().ok()?, s.parse().ok()?))
 }

@@ -8,11 +8,11 @@ use std::fs;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use super::manifest::MANIFEST;
 use super::validate::RecordRules;
-use super::{Bred, Deact, Eval, Event, Manifest, Migrants, parse_segment_name, snapshot};
+use super::{Bred, Deact, Eval, Event, Manifest, Migrants, snapshot};
 use crate::error::{Error, Result};
-use crate::output_files::is_output_file_name;
+use crate::files::checkpoint::{MANIFEST, parse_segment_name, segment_name, snapshot_name};
+use crate::files::{self, Kind};
 use propulate_core::individual::{Individual, IndividualId};
 use propulate_core::layout::Layout;
 use propulate_core::population::Population;
@@ -71,40 +71,27 @@ pub struct Replay {
     pub warnings: Vec<String>,
 }
 
-/// Besides the manifest and journals, a checkpoint directory may hold what propulate-rs itself writes
-/// there: `report`'s or `--out`'s results and their temporary files ([`is_output_file_name`]), and
-/// the manifest's temporary file.
-const MANIFEST_TEMPORARY: &str = "manifest.json.tmp";
-
-/// The command task's trial directories (`<checkpoint>/trials`, its default): logs and result
-/// files of the user's program, never read by a resume.
-fn is_trials_dir(name: &str, path: &Path) -> bool {
-    name == "trials" && path.is_dir()
+/// Whether `name`, in the checkpoint directory `dir`, is something a run writes there besides the
+/// manifest and the journals (the registry in `crate::files`): their temporary files, snapshots,
+/// locks, results, the trials' and the training states' directories, or a directory of rank logs.
+fn is_tolerated(dir: &Path, name: &str, is_dir: bool) -> bool {
+    match files::classify(Path::new(name), is_dir) {
+        Some(Kind::LogDir) => is_rank_log_dir(dir, name),
+        Some(_) => true,
+        None => false,
+    }
 }
 
-/// Population-based training's states (`<checkpoint>/states`, `crate::training_state`).
-fn is_states_dir(name: &str, path: &Path) -> bool {
-    name == crate::training_state::STATES_DIR && path.is_dir()
-}
-
-/// A directory of per-rank logs (`--log-dir` inside the checkpoint): nothing but `rank-NNNNN.log`.
-fn is_rank_log_dir(path: &Path) -> bool {
-    let Ok(entries) = fs::read_dir(path) else { return false };
+/// Whether `name`, a directory of another name than a checkpoint's own inside the checkpoint `dir`,
+/// holds per-rank logs (`--log-dir` inside the checkpoint) and nothing else.
+fn is_rank_log_dir(dir: &Path, name: &str) -> bool {
+    let Ok(entries) = fs::read_dir(dir.join(name)) else { return false };
     entries.into_iter().all(|e| {
         e.ok().is_some_and(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            name.strip_prefix("rank-")
-                .and_then(|r| r.strip_suffix(".log"))
-                .is_some_and(|r| r.len() >= 5 && r.bytes().all(|b| b.is_ascii_digit()))
+            let file = Path::new(name).join(e.file_name());
+            e.file_type().is_ok_and(|t| !t.is_dir()) && files::classify(&file, false) == Some(Kind::RankLog)
         })
     })
-}
-
-/// A journal's `flock` file or owner file (journal/lock.rs).
-fn is_lock_name(name: &str) -> bool {
-    name.strip_prefix("worker-")
-        .and_then(|r| r.strip_suffix(".lock").or_else(|| r.strip_suffix(".owner")))
-        .is_some_and(|w| w.len() == 5 && w.parse::<usize>().is_ok())
 }
 
 /// Read the whole checkpoint in `dir`. `Ok(None)` if there is none yet (no directory, or an empty
@@ -163,14 +150,7 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
             has_manifest = true;
         } else if let Some(key) = parse_segment_name(&name) {
             segments.insert(key, entry.path());
-        } else if name != MANIFEST_TEMPORARY
-            && !is_output_file_name(&name)
-            && !is_lock_name(&name)
-            && snapshot::parse_snapshot_name(&name).is_none()
-            && !is_rank_log_dir(&entry.path())
-            && !is_trials_dir(&name, &entry.path())
-            && !is_states_dir(&name, &entry.path())
-        {
+        } else if !is_tolerated(dir, &name, entry.path().is_dir()) {
             return Err(Error::Checkpoint(format!(
                 "{} is not part of a propulate-rs checkpoint; use an empty or new directory for --checkpoint",
                 entry.path().display()
@@ -225,7 +205,7 @@ pub fn read_worker_journal(dir: &Path, worker: usize, manifest: &Manifest) -> Re
     let segments = list_segments(dir)?;
     let layout = manifest_layout(dir, manifest)?;
     if worker >= layout.workers() {
-        return Err(missing_worker(&dir.join(super::segment_name(worker, 0)), worker, &layout));
+        return Err(missing_worker(&dir.join(segment_name(worker, 0)), worker, &layout));
     }
     read_worker(dir, worker, &segments, manifest, &layout)
 }
@@ -247,7 +227,7 @@ fn read_worker(
         snapshot::Loaded::Ignored(reason) => {
             ignored_snapshot = Some(format!(
                 "{}: ignored, {reason}; the journal's segments are read instead",
-                dir.join(snapshot::snapshot_name(worker)).display()
+                dir.join(snapshot_name(worker)).display()
             ));
             Default::default()
         }

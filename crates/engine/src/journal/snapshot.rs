@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::WorkerJournal;
 use super::validate::RecordRules;
 use crate::error::{Error, Result};
+use crate::files::checkpoint::{snapshot_name, snapshot_temporary_name};
 use propulate_core::individual::{Individual, IndividualId};
 
 /// JSON bytes a resume must have parsed for a snapshot to be worth writing: about 60,000
@@ -40,23 +41,6 @@ pub fn worth_writing() -> u64 {
 /// The first bytes of a snapshot file: its format and version. Version 2 added the individuals'
 /// constraints (a snapshot of version 1 is not read: the journal is parsed and a new one written).
 const MAGIC: &[u8; 24] = b"propulate-rs snapshot 2\n";
-
-/// The snapshot file of `worker`.
-pub fn snapshot_name(worker: usize) -> String {
-    format!("worker-{worker:05}.snapshot")
-}
-
-/// A snapshot's temporary file, renamed over it once written.
-fn temporary_name(worker: usize) -> String {
-    format!("{}.tmp", snapshot_name(worker))
-}
-
-/// The worker whose snapshot (or snapshot being written) `name` is.
-pub fn parse_snapshot_name(name: &str) -> Option<usize> {
-    let rest = name.strip_prefix("worker-")?;
-    let w = rest.strip_suffix(".snapshot").or_else(|| rest.strip_suffix(".snapshot.tmp"))?;
-    (w.len() == 5 && w.bytes().all(|b| b.is_ascii_digit())).then(|| w.parse().ok())?
-}
 
 /// What a snapshot holds (the encoding writes [`SnapshotRef`], the same fields by reference).
 #[derive(Debug, Deserialize)]
@@ -149,7 +133,7 @@ pub fn write<'a>(
     let journal = journal.into();
     let payload = postcard::to_allocvec(&SnapshotRef { covers, warnings, journal })
         .map_err(|e| Error::Checkpoint(format!("encoding the snapshot of worker {worker}: {e}")))?;
-    let (tmp, path) = (dir.join(temporary_name(worker)), dir.join(snapshot_name(worker)));
+    let (tmp, path) = (dir.join(snapshot_temporary_name(worker)), dir.join(snapshot_name(worker)));
     let written = fs::File::create(&tmp).and_then(|mut f| {
         f.write_all(MAGIC)?;
         f.write_all(&checksum(&payload).to_le_bytes())?;
@@ -211,15 +195,6 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_round_trip_and_nothing_else_parses() {
-        assert_eq!(parse_snapshot_name(&snapshot_name(42)), Some(42));
-        assert_eq!(parse_snapshot_name(&temporary_name(7)), Some(7));
-        for other in ["worker-00001.0000.jsonl", "worker-1.snapshot", "worker-0000x.snapshot", "worker-00001.snap"] {
-            assert_eq!(parse_snapshot_name(other), None, "{other}");
-        }
-    }
 
     #[test]
     fn any_damage_or_truncation_fails_the_checksum_or_the_frame() {

@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::Event;
 use super::lock::{JournalLock, LockMode};
 use super::mirror::JournalMirror;
-use super::{Event, parse_segment_name, segment_name};
 use crate::error::{Error, Result};
+use crate::files::checkpoint::{parse_segment_name, segment_name};
 use propulate_core::individual::Individual;
 
 /// When journal lines are forced to disk. Every line is handed to the kernel at once, so a killed

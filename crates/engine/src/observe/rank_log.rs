@@ -27,7 +27,7 @@ impl RankLog {
 
     /// The file of `rank` in `dir`.
     pub fn path(dir: &Path, rank: usize) -> PathBuf {
-        dir.join(format!("rank-{rank:05}.log"))
+        dir.join(crate::files::logs::rank_log_name(rank))
     }
 
     fn line(&mut self, rank: usize, text: String) -> Result<(), String> {

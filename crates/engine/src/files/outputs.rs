@@ -1,7 +1,10 @@
-//! The one list of result files a run or `propulate-rs report` writes into a directory (often the
-//! checkpoint itself). The writer, the checkpoint's list of files it tolerates beside its journals,
-//! and the line that tells the user where the results went all read it, so that a file added here
-//! can never again make a checkpoint refuse its own results (`front.csv` once did).
+//! The result files a run or `propulate-rs report` writes into a directory (`--out`, by default
+//! the checkpoint itself). The writer, the checkpoint's list of files it tolerates beside its
+//! journals, the help and the line that tells the user where the results went all read it, so
+//! that a file added here can never again make a checkpoint refuse its own results (`front.csv`
+//! once did).
+
+use super::TEMPORARY_SUFFIX;
 
 /// One result file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +46,27 @@ impl OutputFile {
         }
     }
 
+    /// What the file holds, for the docs' table of files.
+    pub const fn meaning(self) -> &'static str {
+        match self {
+            OutputFile::Best => "the best individuals per island, the run's settings and counts (JSON)",
+            OutputFile::TrialsCsv => "one row per evaluation: parameters, loss, state, timings",
+            OutputFile::TrialsJsonl => "one JSON object per evaluation, with its timings and intermediate values",
+            OutputFile::Front => "the Pareto front (several objectives only)",
+            OutputFile::Report => "the page to look at: progress, best, parameters, settings",
+            OutputFile::LegacyProgressPlot => "written by versions before `report.html`; tolerated, never written",
+        }
+    }
+
+    /// The files a run writes, named for a help text: "best.json, trials.csv, ... and report.html
+    /// (front.csv with several objectives)".
+    pub fn help_list() -> String {
+        let always: Vec<&str> = Self::written(1).map(OutputFile::name).collect();
+        let several: Vec<&str> = Self::written(2).filter(|f| !f.written_for(1)).map(OutputFile::name).collect();
+        let (last, first) = always.split_last().expect("a run writes files");
+        format!("{} and {last} ({} with several objectives)", first.join(", "), several.join(", "))
+    }
+
     /// Whether a run with `objectives` objectives writes this file.
     pub fn written_for(self, objectives: usize) -> bool {
         match self {
@@ -57,9 +81,6 @@ impl OutputFile {
         Self::ALL.into_iter().filter(move |f| f.written_for(objectives))
     }
 }
-
-/// The suffix of the temporary file each result is written to before it is renamed into place.
-pub const TEMPORARY_SUFFIX: &str = ".tmp";
 
 /// Whether `name` is a result file or the temporary file of one: what a checkpoint directory
 /// tolerates besides its own files.
@@ -81,6 +102,14 @@ mod tests {
         for other in ["data.csv", "notes.txt", "best.json.tmp.tmp", "tmp", ".tmp", "front.csv.bak"] {
             assert!(!is_output_file_name(other), "{other}");
         }
+    }
+
+    #[test]
+    fn the_help_names_every_written_file() {
+        assert_eq!(
+            OutputFile::help_list(),
+            "best.json, trials.csv, trials.jsonl and report.html (front.csv with several objectives)"
+        );
     }
 
     #[test]
