@@ -9,8 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{bin, mpirun, recorded, report_data, run_with_timeout};
-use propulate::files::checkpoint::snapshot_name;
-use propulate::journal::{Manifest, WORTH_WRITING_VAR, read_checkpoint, read_worker_journal};
+use propulate::files::checkpoint::{segment_name, snapshot_name};
+use propulate::journal::{Manifest, SEGMENT_BYTES_VAR, WORTH_WRITING_VAR, read_checkpoint, read_worker_journal};
 use propulate::{Optimizer, SearchSpace};
 
 /// (worker, generation) -> (values, loss bits) of every recorded evaluation.
@@ -80,6 +80,10 @@ fn wait_gone(pids: &[u32]) {
 }
 
 /// Flags of a run journaling into `dir`: a benchmark function (sphere unless `extra` names one).
+/// `PROPULATE_SEGMENT_BYTES` of the kill tests: a segment closed, with a snapshot, every few
+/// evaluations.
+const SMALL_SEGMENTS: &str = "4096";
+
 fn run_args<'a>(dir: &'a Path, extra: &[&'a str]) -> Vec<String> {
     let mut v: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
     if !extra.contains(&"--function") {
@@ -118,7 +122,9 @@ fn killed_and_resumed_on_one_rank(flags: &[&str], total: usize, step: usize) {
     for _ in 0..4 {
         let before = recorded(&b);
         let mut cmd = Command::new(bin());
-        cmd.args(run_args(&b, &slow));
+        // Segments closed with a snapshot every few kilobytes: the kills land between snapshots,
+        // and each resume starts from the latest one.
+        cmd.env(SEGMENT_BYTES_VAR, SMALL_SEGMENTS).args(run_args(&b, &slow));
         let mut child = spawn(cmd);
         wait_for(&b, before + step, &mut child, &mut moments);
         if child.try_wait().unwrap().is_none() {
@@ -128,6 +134,7 @@ fn killed_and_resumed_on_one_rank(flags: &[&str], total: usize, step: usize) {
         let _ = child.wait();
     }
     assert!(interrupted >= 2, "the kills came too late to test anything");
+    assert!(b.join(segment_name(0, 8)).is_file(), "4 kills, 5 starts and no segment closed mid-run");
     let mut cmd = Command::new(bin());
     cmd.args(run_args(&b, &slow));
     assert!(run_with_timeout(cmd, Duration::from_secs(120)).status.success());
@@ -148,7 +155,7 @@ fn kill_9_of_the_job_or_of_one_rank_loses_and_duplicates_nothing() {
     let mut seen: Vec<Trials> = Vec::new();
     for round in 0..4 {
         let mut cmd = mpirun(4);
-        cmd.arg(bin()).args(&args);
+        cmd.env(SEGMENT_BYTES_VAR, SMALL_SEGMENTS).arg(bin()).args(&args);
         let before = recorded(&dir);
         let mut job = spawn(cmd);
         wait_for(&dir, before + 60, &mut job, &mut moments);
@@ -189,6 +196,7 @@ fn kill_9_of_the_job_or_of_one_rank_loses_and_duplicates_nothing() {
         assert_eq!(j.evaluated.len(), 250, "worker {w} did not do exactly its budget");
         assert!(j.done);
     }
+    assert!(dir.join(segment_name(3, 8)).is_file(), "5 starts and no segment closed mid-run");
     let last = trials(&dir);
     for (k, snapshot) in seen.iter().enumerate() {
         for (key, value) in snapshot {

@@ -72,8 +72,10 @@ fn finite_or_null(x: f64) -> Json {
     if x.is_finite() { json!(x) } else { Json::Null }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    // `name.tmp` beside `name`: each file its own temporary, one a checkpoint directory tolerates.
+/// Write `bytes` to `path` through a temporary file beside it (`name.tmp`), synced and renamed over
+/// it: a crash leaves the old file or the new one, never a torn one.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    // Each file its own temporary, one a checkpoint directory tolerates.
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(TEMPORARY_SUFFIX);
     let tmp = path.with_file_name(tmp_name);

@@ -4,12 +4,16 @@
 //! tails' warnings and children in flight included. Here every journal is worth a snapshot
 //! (`PROPULATE_SNAPSHOT_BYTES=0`); `journal_snapshot.rs` runs one past the default threshold.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Once;
 
+use common::{journals, parsed, read};
+
 use propulate_core::SearchSpace;
 use propulate_engine::files::checkpoint::snapshot_name;
-use propulate_engine::journal::{Manifest, WORTH_WRITING_VAR, WorkerRead, read_checkpoint, read_worker_journal};
+use propulate_engine::journal::WORTH_WRITING_VAR;
 use propulate_engine::{Optimizer, RunResult};
 
 /// Every journal is worth a snapshot in this test binary (set once, before any test reads it).
@@ -32,37 +36,6 @@ fn run(dir: &Path, workers: usize, islands: usize, generations: u64) -> RunResul
         .checkpoint(dir)
         .run_local(workers, |p, _| Ok(p.float("x").powi(2) + (p.float("y") - 1.0).powi(2)))
         .unwrap()
-}
-
-fn read(dir: &Path, worker: usize) -> WorkerRead {
-    read_worker_journal(dir, worker, &Manifest::read(dir).unwrap()).unwrap()
-}
-
-/// Each worker's journal (encoded) and the warnings reading it gives.
-fn journals(dir: &Path, workers: usize) -> Vec<(String, Vec<String>)> {
-    assert!(read_checkpoint(dir).unwrap().is_some());
-    (0..workers)
-        .map(|w| {
-            let r = read(dir, w);
-            (serde_json::to_string(&r.journal).unwrap(), r.tail_warnings)
-        })
-        .collect()
-}
-
-/// What parsing every segment gives: the journals of a copy of `dir` without its snapshots.
-fn parsed(dir: &Path, workers: usize) -> Vec<(String, Vec<String>)> {
-    let copy = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name().to_string_lossy().to_string();
-        if entry.path().is_file() && !name.ends_with(".snapshot") {
-            std::fs::copy(entry.path(), copy.path().join(&name)).unwrap();
-        }
-    }
-    let got = journals(copy.path(), workers);
-    // Warnings name their file: the copy's, spelled as the original's.
-    let rename = |w: String| w.replace(&copy.path().display().to_string(), &dir.display().to_string());
-    got.into_iter().map(|(j, ws)| (j, ws.into_iter().map(rename).collect())).collect()
 }
 
 /// Every worker's journal is read from its snapshot alone, and reads as parsing it would.

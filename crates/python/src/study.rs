@@ -217,10 +217,8 @@ impl Study {
     fn save(&self, path: &str) -> PyResult<()> {
         let text =
             self.with(|s| serde_json::to_string(&s.to_saved()).map_err(|e| PyValueError::new_err(e.to_string())))?;
-        let tmp = format!("{path}.tmp");
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, path))
-            .map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
+        propulate::output::write_atomically(std::path::Path::new(path), text.as_bytes())
+            .map_err(|e| PyOSError::new_err(e.to_string()))
     }
 
     /// The next trial: its number and its params (a dict). Breeds without the GIL.

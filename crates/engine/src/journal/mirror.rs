@@ -36,6 +36,8 @@ pub struct JournalMirror {
     /// Evaluations recorded, in the segments read and since.
     evaluations: usize,
     generation_offset: u64,
+    /// Whether this run closed a segment mid-run ([`JournalMirror::close_segment`]).
+    closed_segments: bool,
 }
 
 impl JournalMirror {
@@ -44,7 +46,10 @@ impl JournalMirror {
     /// takes them and hands them back to [`JournalMirror::write_snapshot`].
     pub fn split(read: SegmentsRead, mut journal: WorkerJournal, generation_offset: u64) -> (Self, Vec<Individual>) {
         let evaluated = std::mem::take(&mut journal.evaluated);
-        (JournalMirror { read, journal, evaluations: evaluated.len(), generation_offset }, evaluated)
+        (
+            JournalMirror { read, journal, evaluations: evaluated.len(), generation_offset, closed_segments: false },
+            evaluated,
+        )
     }
 
     /// Record an event just appended, as reading it back does; an evaluation only counted.
@@ -59,9 +64,18 @@ impl JournalMirror {
     }
 
     /// Whether a snapshot after the segment `segment_bytes` long would save the next resume enough
-    /// parsing to be worth writing.
+    /// parsing to be worth writing; after a run that closed segments mid-run (a long one) always,
+    /// so that its restart parses nothing, as after a run too short to close any.
     pub fn worth_a_snapshot(&self, segment_bytes: u64) -> bool {
-        self.read.uncovered + segment_bytes >= snapshot::worth_writing()
+        self.read.uncovered + segment_bytes >= snapshot::worth_writing() || (self.closed_segments && segment_bytes > 0)
+    }
+
+    /// The segment `segment` (number and size) was closed mid-run, `covered` by a snapshot just
+    /// written or not: later snapshots cover it as one of the segments read.
+    pub fn close_segment(&mut self, segment: (u32, u64), covered: bool) {
+        self.read.covers.push(segment);
+        self.closed_segments = true;
+        self.read.uncovered = if covered { 0 } else { self.read.uncovered + segment.1 };
     }
 
     /// Write `worker`'s snapshot in `dir`, covering the segments read and `segment` (number and

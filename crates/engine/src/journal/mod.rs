@@ -28,7 +28,7 @@ pub use replay::{
 pub use reshape::reshape;
 pub(crate) use reshape::seed_checkpoint;
 pub use snapshot::{JournalRef, WORTH_WRITING_VAR, write as write_snapshot};
-pub use writer::{FsyncPolicy, JournalWriter, ensure_unlocked};
+pub use writer::{FsyncPolicy, JournalWriter, Rolled, SEGMENT_BYTES_VAR, ensure_unlocked, segment_bytes};
 
 use serde::{Deserialize, Serialize};
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::Event;
 use super::lock::{JournalLock, LockMode};
 use super::mirror::JournalMirror;
+use super::snapshot;
 use crate::error::{Error, Result};
 use crate::files::checkpoint::{parse_segment_name, segment_name};
 use propulate_core::individual::Individual;
@@ -49,10 +50,36 @@ impl FromStr for FsyncPolicy {
     }
 }
 
+/// The environment variable that sets [`segment_bytes`] (0: a segment is never closed mid-run).
+pub const SEGMENT_BYTES_VAR: &str = "PROPULATE_SEGMENT_BYTES";
+
+/// How long a running worker's segment grows before the worker closes it, leaves a snapshot
+/// covering it and the ones before, and opens the next: `PROPULATE_SEGMENT_BYTES` where it is a
+/// number, else the bytes a snapshot is worth writing for ([`snapshot::WORTH_WRITING`], 16 MiB). So
+/// a run killed at any moment resumes from a snapshot and parses at most that much of each journal,
+/// as a run that ended cleanly does; each snapshot costs encoding the worker's whole journal so far
+/// (an eighth of its JSON), once per 16 MiB written.
+pub fn segment_bytes() -> u64 {
+    std::env::var(SEGMENT_BYTES_VAR).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(snapshot::WORTH_WRITING)
+}
+
+/// What [`JournalWriter::roll_if_due`] did.
+#[derive(Debug)]
+pub enum Rolled {
+    /// Nothing: the segment is not due yet.
+    No,
+    /// Closed the segment and left a snapshot covering it.
+    WithSnapshot,
+    /// Closed the segment; the snapshot could not be written (why).
+    WithoutSnapshot(Error),
+}
+
 /// The open journal segment of one worker.
 pub struct JournalWriter {
     file: File,
     path: PathBuf,
+    /// Bytes written into this segment.
+    bytes: u64,
     policy: FsyncPolicy,
     last_sync: Instant,
     line: Vec<u8>,
@@ -82,15 +109,11 @@ impl JournalWriter {
             .map(|(_, s)| s + 1)
             .max()
             .unwrap_or(0);
-        let path = dir.join(segment_name(worker, next));
-        let file = OpenOptions::new().append(true).create_new(true).open(&path).map_err(|e| Error::io(&path, e))?;
-        // Make the new file's directory entry durable, or a crash of the node could lose the segment.
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
+        let (file, path) = open_segment(dir, worker, next)?;
         Ok(JournalWriter {
             file,
             path,
+            bytes: 0,
             policy,
             last_sync: Instant::now(),
             line: Vec::with_capacity(512),
@@ -112,6 +135,7 @@ impl JournalWriter {
         serde_json::to_writer(&mut self.line, &event).expect("events serialize");
         self.line.push(b'\n');
         self.file.write_all(&self.line).map_err(|e| Error::io(&self.path, e))?;
+        self.bytes += self.line.len() as u64;
         self.line.clear();
         if let Some(m) = &mut self.mirror {
             m.record(event);
@@ -157,9 +181,47 @@ impl JournalWriter {
         mirror.write_snapshot(dir, self.worker, (self.segment, size), evaluated).map(|()| true)
     }
 
+    /// Mid-run, with nothing deferred: once this segment has grown to [`segment_bytes`], close it
+    /// (synced), leave a snapshot covering it and every segment before, and go on in a new segment.
+    /// `evaluated` is every evaluation the journal records, in order. An error is the journal's
+    /// (it cannot be synced or continued); a snapshot that cannot be written is not one: the
+    /// segment is closed all the same (a snapshot is a cache), and the next try comes a segment
+    /// later.
+    pub fn roll_if_due(&mut self, evaluated: &[Individual]) -> Result<Rolled> {
+        let limit = segment_bytes();
+        let Some(mirror) = &mut self.mirror else { return Ok(Rolled::No) };
+        if limit == 0 || self.bytes < limit || !self.line.is_empty() {
+            return Ok(Rolled::No);
+        }
+        // The snapshot names the segment's size; that size must be on disk before the snapshot is.
+        self.last_sync = Instant::now();
+        self.file.sync_data().map_err(|e| Error::io(&self.path, e))?;
+        let size = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+        let dir = self.path.parent().expect("a segment lies in its checkpoint directory").to_path_buf();
+        let snapshot = mirror.write_snapshot(&dir, self.worker, (self.segment, size), evaluated);
+        mirror.close_segment((self.segment, size), snapshot.is_ok());
+        let (file, path) = open_segment(&dir, self.worker, self.segment + 1)?;
+        (self.file, self.path, self.bytes, self.segment) = (file, path, 0, self.segment + 1);
+        Ok(match snapshot {
+            Ok(()) => Rolled::WithSnapshot,
+            Err(e) => Rolled::WithoutSnapshot(e),
+        })
+    }
+
     /// Force everything written so far to disk.
     pub fn sync(&mut self) -> Result<()> {
         self.last_sync = Instant::now();
         self.file.sync_data().map_err(|e| Error::io(&self.path, e))
     }
+}
+
+/// Create segment `segment` of `worker`'s journal in `dir`, to append to.
+fn open_segment(dir: &Path, worker: usize, segment: u32) -> Result<(File, PathBuf)> {
+    let path = dir.join(segment_name(worker, segment));
+    let file = OpenOptions::new().append(true).create_new(true).open(&path).map_err(|e| Error::io(&path, e))?;
+    // Make the new file's directory entry durable, or a crash of the node could lose the segment.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok((file, path))
 }

@@ -4,7 +4,7 @@ use propulate_core::individual::Individual;
 
 use super::RootWorker;
 use crate::error::Result;
-use crate::journal::{Bred, Done, Eval, Event};
+use crate::journal::{Bred, Done, Eval, Event, Rolled};
 use crate::observe::Event as ObsEvent;
 
 impl RootWorker<'_, '_> {
@@ -39,6 +39,17 @@ impl RootWorker<'_, '_> {
 
     pub(super) fn journal_evaluated(&mut self, ind: &Individual) -> Result<()> {
         self.journal(|| Event::Eval(Eval { ind: ind.clone() }))
+    }
+
+    /// Close a journal segment that has grown long, with a snapshot of the journal so far
+    /// (journal/writer.rs), so that a run killed later resumes as fast as one that ended.
+    pub(super) fn roll_journal(&mut self) -> Result<()> {
+        let Some(j) = self.journal.as_mut() else { return Ok(()) };
+        if let Rolled::WithoutSnapshot(e) = j.roll_if_due(&self.evaluated)? {
+            self.observers
+                .emit(&ObsEvent::Warning(&format!("no snapshot of the journal for a resume after a kill: {e}")));
+        }
+        Ok(())
     }
 
     /// The worker ended cleanly: say so, force everything to disk and leave a snapshot of the

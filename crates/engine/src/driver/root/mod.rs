@@ -222,6 +222,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         self.publish(roots, &ind)?;
         let new_best = ind.failure.is_none() && ind.is_feasible() && best_before.is_none_or(|b| ind.loss < b);
         self.evaluated.push(ind);
+        self.roll_journal()?;
         self.drain_inbox(roots)?;
         self.collect_states();
         let layout = &self.run.layout;
