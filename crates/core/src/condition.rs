@@ -11,19 +11,9 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Error, Result};
-use crate::space::{Domain, Param, Value};
-
-/// One condition of a parameter: the categorical `param` has one of `values`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Condition {
-    /// The categorical parameter the condition reads.
-    pub param: String,
-    /// The choices of it under which the conditioned parameter is active.
-    pub values: Vec<String>,
-}
+pub use crate::param::Condition;
+use crate::param::{Domain, Param, Value};
 
 /// One parameter's conditions resolved: per categorical it reads, its position and, per choice
 /// of it, whether that choice makes the parameter active.

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::individual::IndividualId;
+use crate::identity::IndividualId;
 
 /// An evaluation's place in its member's training.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

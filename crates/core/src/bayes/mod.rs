@@ -2,7 +2,7 @@
 //! BoTorch): a Matérn-5/2 Gaussian process with a length scale per parameter fitted by maximum a
 //! posteriori (`matern`), the logarithm of expected improvement (`log_ei`), its maximization over
 //! a space of continuous, int and categorical parameters (`acquisition`), and the bounded
-//! L-BFGS both climb with (`lbfgs`); the fit's dense linear algebra (`dense`). The GP propagator (propagator/gp.rs) puts them together.
+//! L-BFGS both climb with (`lbfgs`); the fit's dense linear algebra (`dense`). The GP propagator (propagator/bayesian/gp.rs) puts them together.
 
 pub(crate) mod acquisition;
 pub(crate) mod dense;

@@ -1,47 +1,31 @@
 //! Propagators: pure functions from parents to offspring, given the search space and a random stream.
 //! They do no I/O and know nothing of MPI; the driver owns time, messages and the population.
 
-mod auto;
-mod choice;
+// In folders by family; each folder's module comment says what the family is.
+mod bayesian;
 mod cmaes;
 mod combinators;
-mod crossover;
-mod default;
-mod differential;
-mod excluding;
-mod gp;
-mod gp_coordinates;
-mod init;
-mod mutation;
-mod nelder_mead;
+mod genetic;
 mod normalized;
-mod parzen;
-mod pb2;
 mod pbt;
-mod pso;
-mod quadratic;
-mod selection;
-mod spec;
-mod tpe;
-mod trust_region;
+mod resolution;
+mod simplex;
+mod swarm;
 
-pub use auto::{AUTO, CMAES_FROM, GP_EVALUATIONS, Problem};
-pub use choice::{Continued, GivenSetting, PropagatorChoice};
+pub use bayesian::{Gp, GpConfig, Tpe, TpeConfig, TpeModel};
 pub use cmaes::{Cmaes, CmaesConfig, CovarianceUpdate, default_population_size};
 pub use combinators::{Choice, Compose, Conditional, Stochastic};
-pub use crossover::{CrossoverMultiple, CrossoverSigmoid, CrossoverUniform};
-pub use default::{DefaultPropagatorConfig, default_propagator};
-pub use differential::DifferentialStep;
-pub use excluding::Excluding;
-pub use gp::{Gp, GpConfig};
-pub use init::InitUniform;
-pub use mutation::{IntervalMutationNormal, PointMutation, RandomPointMutation};
-pub use nelder_mead::{NelderMead, NelderMeadConfig};
-pub use pbt::{Pbt, PbtConfig, PbtExplore};
-pub use pso::{Pso, PsoConfig, PsoVariant};
-pub use selection::{SelectMax, SelectMin, SelectUniform};
-pub use spec::PropagatorSpec;
-pub use tpe::{Tpe, TpeConfig, TpeModel};
+pub use genetic::{
+    CrossoverMultiple, CrossoverSigmoid, CrossoverUniform, DefaultPropagatorConfig, DifferentialStep, InitUniform,
+    IntervalMutationNormal, PointMutation, RandomPointMutation, SelectMax, SelectMin, SelectUniform,
+    default_propagator,
+};
+pub use pbt::{Excluding, Pbt, PbtConfig, PbtExplore};
+pub use resolution::{
+    AUTO, CMAES_FROM, Continued, GP_EVALUATIONS, GivenSetting, Problem, PropagatorChoice, PropagatorSpec,
+};
+pub use simplex::{NelderMead, NelderMeadConfig};
+pub use swarm::{Pso, PsoConfig, PsoVariant};
 
 pub use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};

@@ -46,10 +46,10 @@
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::normalized::{UnitBox, check_same_space, reflect_into_unit};
-use super::{Arity, Breeder, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
+use crate::propagator::normalized::{UnitBox, check_same_space, reflect_into_unit};
+use crate::propagator::{Arity, Breeder, Pool, Propagator};
 use crate::rng::PropRng;
 use crate::space::SearchSpace;
 

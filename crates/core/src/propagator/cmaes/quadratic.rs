@@ -15,7 +15,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use super::normalized::symmetric_eigen;
+use crate::propagator::normalized::symmetric_eigen;
 
 /// The least Kendall's tau between the model's predictions and the losses of the evaluations held
 /// out of its fit at which its minimum is proposed (lq-CMA-ES's threshold).

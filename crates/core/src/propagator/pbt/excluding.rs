@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use super::Pool;
 use crate::individual::{Individual, IndividualId};
+use crate::propagator::Pool;
 use crate::rng::PropRng;
 
 /// `pool` without the individuals bred by the workers in `gone` (except through [`Pool::stored`],

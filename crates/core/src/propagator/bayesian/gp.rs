@@ -40,14 +40,14 @@
 use serde::{Deserialize, Serialize};
 
 use super::gp_coordinates::ModelCoordinates;
-use super::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_unit};
 use super::trust_region;
-use super::{Arity, Breeder, Cmaes, CmaesConfig, Pool, Propagator, Tpe, TpeConfig, cmaes};
 use crate::bayes::acquisition::{Bounds, CoordinateKind, Feasible, LogEi, maximize};
 use crate::bayes::matern::MaternGp;
 use crate::bayes::warp::warped;
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId, RankKey};
+use crate::propagator::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_unit};
+use crate::propagator::{Arity, Breeder, Cmaes, CmaesConfig, Pool, Propagator, Tpe, TpeConfig, cmaes};
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, Value, standard_normal};
 use crate::surrogate::{LossModel, PerAxisSquaredExp, encode, standardized};
@@ -254,8 +254,8 @@ impl Gp {
                     .taking_over_after(after),
             ),
         };
-        super::check_probability("the GP propagator's quadratic share", config.quadratic_share)?;
-        super::check_probability("the GP propagator's trust-region share", config.trust_region)?;
+        crate::propagator::check_probability("the GP propagator's quadratic share", config.quadratic_share)?;
+        crate::propagator::check_probability("the GP propagator's trust-region share", config.trust_region)?;
         let quadratic =
             (config.quadratic_share > 0.0).then(|| Cmaes::new(space, CmaesConfig::default()).ok()).flatten();
         Ok(Gp { space: space.clone(), axes, model, config, tpe, cmaes, quadratic })

@@ -32,14 +32,18 @@
 //! `synch=False` compares with the trials' last results too); categoricals are resampled or kept,
 //! not moved to a neighbouring choice (their order means nothing here); an int always moves.
 
+mod excluding;
+
+pub use excluding::Excluding;
+
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use super::pb2::Pb2;
-use super::{Arity, Breeder, Pool, Propagator, check_probability};
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
 use crate::lineage::Lineage;
+use crate::propagator::bayesian::pb2::Pb2;
+use crate::propagator::{Arity, Breeder, Pool, Propagator, check_probability};
 use crate::rng::PropRng;
 use crate::space::{Domain, SearchSpace, Value};
 
@@ -122,7 +126,7 @@ impl Pbt {
     /// Checks the settings against `space`: an interval of at least one step, a quantile in
     /// `(0, 0.5]`, a probability, a budget of at least one interval, fixed parameters of the space.
     pub fn new(space: &SearchSpace, config: PbtConfig) -> Result<Self> {
-        super::refuse_conditional(space, "population-based training")?;
+        crate::propagator::refuse_conditional(space, "population-based training")?;
         let bad = |what: String| Err(Error::InvalidPropagator(what));
         if config.interval == 0 {
             return bad("pbt interval must be at least 1 training step".into());

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::auto::{AUTO, Problem};
-use super::{DefaultPropagatorConfig, PropagatorSpec, TpeConfig};
 use crate::error::{Error, Result};
+use crate::propagator::{DefaultPropagatorConfig, PropagatorSpec, TpeConfig};
 
 /// One setting given for the run (a flag such as `--tpe-gamma 0.4`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

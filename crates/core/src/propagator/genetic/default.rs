@@ -6,11 +6,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{
+use crate::error::{Error, Result};
+use crate::propagator::{
     Choice, Compose, Conditional, CrossoverUniform, DifferentialStep, InitUniform, IntervalMutationNormal,
     PointMutation, Propagator, SelectMin, SelectUniform,
 };
-use crate::error::{Error, Result};
 use crate::space::SearchSpace;
 
 /// The knobs of the default propagator.
@@ -105,7 +105,7 @@ pub fn default_propagator(space: &SearchSpace, cfg: &DefaultPropagatorConfig) ->
             cfg.pop_size
         )));
     }
-    super::check_probability("differential probability", cfg.differential_prob)?;
+    crate::propagator::check_probability("differential probability", cfg.differential_prob)?;
     if cfg.differential_prob > 0.0 && cfg.pop_size < 3 {
         return Err(Error::InvalidConfig(format!(
             "pop size must be at least 3 with differential children (a step takes three parents), got {}",

@@ -1,8 +1,8 @@
 //! Selections: choose individuals from a pool without changing them.
 
-use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
+use crate::propagator::{Arity, Pool, Propagator};
 use crate::rng::PropRng;
 use crate::space::SearchSpace;
 

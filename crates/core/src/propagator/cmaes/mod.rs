@@ -55,13 +55,15 @@
 //! inside the bounds and searches floats only. Here children are drawn inside the bounds, ints are
 //! searched through their bins, and categoricals are refused by name.
 
+pub(super) mod quadratic;
+
 use serde::{Deserialize, Serialize};
 
-use super::normalized::{UnitBox, check_same_space, symmetric_eigen};
-use super::quadratic::{Quadratic, TRUSTED_TAU, fitting_window, kendall_tau};
-use super::{Arity, Pool, Propagator};
+use self::quadratic::{Quadratic, TRUSTED_TAU, fitting_window, kendall_tau};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
+use crate::propagator::normalized::{UnitBox, check_same_space, symmetric_eigen};
+use crate::propagator::{Arity, Pool, Propagator};
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, standard_normal};
 use rand::RngExt;
@@ -497,7 +499,7 @@ impl Cmaes {
         if config.max_generations == 0 {
             return Err(Error::InvalidPropagator("CMA-ES needs max_generations >= 1".into()));
         }
-        super::check_probability("CMA-ES's model share", config.model_share)?;
+        crate::propagator::check_probability("CMA-ES's model share", config.model_share)?;
         let strategy = Strategy::new(n, lambda, config.update);
         Ok(Cmaes { space: space.clone(), unit, strategy, config, source: 0 })
     }
@@ -600,7 +602,7 @@ impl Cmaes {
     }
 
     /// The model's child ([`Cmaes::model_child`]) for a search another propagator breeds (the
-    /// GP's: [`GpConfig::quadratic_share`](super::GpConfig::quadratic_share)), in the frame of
+    /// GP's: [`GpConfig::quadratic_share`](crate::propagator::GpConfig::quadratic_share)), in the frame of
     /// the warm start a hand-over would begin from now: the best tenth of the island's evaluations.
     pub(crate) fn model_child_before_hand_over(&self, pool: &dyn Pool) -> Option<Vec<crate::space::Value>> {
         let points: Vec<(Vec<f64>, f64)> = pool

@@ -5,9 +5,9 @@
 
 use rand::RngExt;
 
-use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
+use crate::propagator::{Arity, Pool, Propagator};
 use crate::rng::PropRng;
 use crate::space::{Domain, SearchSpace, Value};
 
@@ -31,7 +31,7 @@ impl DifferentialStep {
                 "DifferentialStep needs weights 0 < lo < hi, got {lo}..{hi}"
             )));
         }
-        let crossover = super::check_probability("differential crossover", crossover)?;
+        let crossover = crate::propagator::check_probability("differential crossover", crossover)?;
         Ok(DifferentialStep { scale: (lo, hi), crossover })
     }
 }

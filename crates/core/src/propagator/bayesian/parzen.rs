@@ -5,7 +5,7 @@
 //! the dependencies between parameters that independent per-parameter densities lose; the
 //! univariate model one parameter at a time.
 //!
-//! Numeric parameters live on their unit interval (as [`super::normalized`] maps them: log floats
+//! Numeric parameters live on their unit interval (as [`crate::propagator::normalized`] maps them: log floats
 //! in `ln`, ints in equal bins, so a kernel over `[0, 1]` is Optuna's kernel over `[lo - 0.5, hi +
 //! 0.5]` for an int). Each observation's kernel is a normal truncated to `[0, 1]` at the
 //! observation, on each parameter as wide as the observation's larger gap to its neighbours on that

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use super::normalized::ParamAxis;
 use crate::bayes::acquisition::CoordinateKind;
 use crate::bayes::matern::Coordinates;
 use crate::condition::Activity;
+use crate::propagator::normalized::ParamAxis;
 use crate::space::{Domain, SearchSpace, Value};
 
 /// An int parameter with more values than this is searched as a continuous coordinate (and
@@ -77,9 +77,9 @@ impl ModelCoordinates {
 
 #[cfg(test)]
 mod tests {
-    use super::super::normalized::param_axes;
     use super::*;
     use crate::bayes::acquisition::grid_point;
+    use crate::propagator::normalized::param_axes;
 
     #[test]
     fn every_value_round_trips_and_ints_sit_at_their_bins_centres() {

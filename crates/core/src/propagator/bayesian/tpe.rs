@@ -23,13 +23,13 @@
 use serde::{Deserialize, Serialize};
 use tpe::{TpeOptimizer, TpeOptimizerBuilder};
 
-use super::normalized::{ParamAxis, check_same_space, param_axes};
 use super::parzen::{Parzen, Point};
-use super::{Arity, Pool, Propagator};
 use crate::condition::Activity;
 use crate::error::{Error, Result};
 use crate::individual::Individual;
 use crate::population::breed_key;
+use crate::propagator::normalized::{ParamAxis, check_same_space, param_axes};
+use crate::propagator::{Arity, Pool, Propagator};
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, Value};
 

@@ -9,11 +9,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{
+use crate::error::{Error, Result};
+use crate::propagator::{
     Cmaes, CmaesConfig, CovarianceUpdate, DefaultPropagatorConfig, Gp, GpConfig, InitUniform, NelderMead,
     NelderMeadConfig, Pbt, PbtConfig, Propagator, Pso, PsoConfig, PsoVariant, Tpe, TpeConfig, default_propagator,
 };
-use crate::error::{Error, Result};
 use crate::space::SearchSpace;
 
 /// A built-in propagator with its settings.
@@ -218,7 +218,7 @@ mod tests {
             .unwrap();
         for name in PropagatorSpec::NAMES {
             let built = PropagatorSpec::with_defaults(name, 4).unwrap().build(&space);
-            if super::super::CONDITIONAL.contains(&name) {
+            if crate::propagator::CONDITIONAL.contains(&name) {
                 built.unwrap_or_else(|e| panic!("{name}: {e}"));
             } else {
                 let e = built.err().unwrap_or_else(|| panic!("{name} accepted a conditional space")).to_string();
@@ -231,7 +231,7 @@ mod tests {
         }
         for evaluations in [50, 5000] {
             let (spec, _) = super::super::auto::Problem::new(&space, evaluations, 1, 0).spec(4).unwrap();
-            assert!(super::super::CONDITIONAL.contains(&spec.name()), "{spec:?}");
+            assert!(crate::propagator::CONDITIONAL.contains(&spec.name()), "{spec:?}");
         }
     }
 

@@ -43,10 +43,10 @@ use serde::{Deserialize, Serialize};
 
 use rand::RngExt;
 
-use super::normalized::{UnitBox, check_same_space};
-use super::{Arity, Pool, Propagator};
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId};
+use crate::propagator::normalized::{UnitBox, check_same_space};
+use crate::propagator::{Arity, Pool, Propagator};
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, standard_normal};
 

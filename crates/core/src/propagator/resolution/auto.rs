@@ -6,8 +6,8 @@
 //! it reads its checkpoint, and records the propagator it picked with every setting: a resume
 //! breeds with that one, whatever its budget.
 
-use super::PropagatorSpec;
 use crate::error::Result;
+use crate::propagator::PropagatorSpec;
 use crate::space::{Domain, SearchSpace};
 
 /// The name that asks for the pick (`--propagator auto`, a task's default).
@@ -20,7 +20,7 @@ pub const AUTO: &str = "auto";
 pub const GP_EVALUATIONS: u64 = 1000;
 
 /// Evaluations per island from which an all-numeric space gets CMA-ES (with its quadratic model,
-/// [`CmaesConfig::model_share`](super::CmaesConfig::model_share)) from the start instead of the
+/// [`CmaesConfig::model_share`](crate::propagator::CmaesConfig::model_share)) from the start instead of the
 /// GP handing over to it: on BBOB in 10-D at 1,000 evaluations, CMA-ES with its model was at most
 /// the hand-over on 18 of 24 functions and at most Optuna's CmaEsSampler on 21 of 24
 /// (docs/benchmarks/bbob.md); at 200 evaluations in 5-D, and with 32 workers on 4 islands of
@@ -28,7 +28,7 @@ pub const GP_EVALUATIONS: u64 = 1000;
 pub const CMAES_FROM: u64 = 1000;
 
 /// Island evaluations after which the GP that `auto` picks for an all-numeric space hands the
-/// island over to CMA-ES ([`GpConfig::cmaes_after`](super::GpConfig::cmaes_after)), as Optuna's
+/// island over to CMA-ES ([`GpConfig::cmaes_after`](crate::propagator::GpConfig::cmaes_after)), as Optuna's
 /// AutoSampler hands its GPSampler's trials over to CmaEsSampler: on BBOB in 10-D at 1,000
 /// evaluations the hand-over beat the GP alone (docs/benchmarks/bbob.md).
 pub const CMAES_AFTER: usize = 250;

@@ -2,9 +2,9 @@
 
 use rand::RngExt;
 
-use super::{Arity, Pool, Propagator, check_probability, take_parents};
 use crate::error::{Error, Result};
 use crate::individual::Individual;
+use crate::propagator::{Arity, Pool, Propagator, check_probability, take_parents};
 use crate::rng::PropRng;
 use crate::space::SearchSpace;
 

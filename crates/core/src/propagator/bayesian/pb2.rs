@@ -25,9 +25,9 @@ use crate::rng::PropRng;
 use crate::space::{Domain, SearchSpace, Value};
 use crate::surrogate::standardized;
 
-use super::Pool;
 use super::gp_coordinates::ModelCoordinates;
-use super::normalized::param_axes;
+use crate::propagator::Pool;
+use crate::propagator::normalized::param_axes;
 
 /// Continuations the model needs before it picks.
 pub const MIN_OBSERVATIONS: usize = 4;
@@ -40,7 +40,7 @@ const CANDIDATES: usize = 256;
 /// Local searches from the best candidates.
 const STARTS: usize = 4;
 
-/// The model-based explore of [`Pbt`](super::Pbt) (`explore = "pb2"`).
+/// The model-based explore of [`Pbt`](crate::propagator::Pbt) (`explore = "pb2"`).
 #[derive(Debug, Clone)]
 pub(crate) struct Pb2 {
     space: SearchSpace,
