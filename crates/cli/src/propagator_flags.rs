@@ -7,7 +7,7 @@
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use serde_json::Value;
 
-use propulate::propagator::{GivenSetting, PropagatorChoice};
+use propulate::propagator::{DefaultPropagatorConfig, GivenSetting, PropagatorChoice, PropagatorSpec, TpeConfig};
 
 const HEADING: &str = "Propagator";
 const GA: &[&str] = &["ga"];
@@ -42,7 +42,69 @@ pub(crate) struct SettingFlag {
     /// The field of their configuration it sets.
     field: &'static str,
     kind: Kind,
+    /// What it does, without its default.
     help: &'static str,
+    /// Its default, as the help shows it.
+    default: Shown,
+}
+
+/// Where a flag's help takes its default from.
+#[derive(Debug, Clone, Copy)]
+enum Shown {
+    /// The field's value in the first owner's default configuration
+    /// (`PropagatorSpec::with_defaults`), then in each other configuration given, with its label:
+    /// the configuration declares the value, the help only shows it.
+    Config(&'static [(fn() -> PropagatorSpec, &'static str)]),
+    /// A rule in words, where the value depends on the run (its workers, its space, another flag).
+    Rule(&'static str),
+}
+
+/// The configurations whose defaults some flags' help shows besides their owner's.
+fn pso_constriction() -> PropagatorSpec {
+    PropagatorSpec::with_defaults("pso-constriction", 1).expect("a built-in propagator")
+}
+
+fn tpe_independent() -> PropagatorSpec {
+    PropagatorSpec::Tpe(TpeConfig::independent())
+}
+
+/// The reference's genetic settings (`--reference-genetic`) for 8 workers: the flags that show
+/// them do not depend on the workers.
+fn reference_genetic() -> PropagatorSpec {
+    PropagatorSpec::Ga(DefaultPropagatorConfig::reference(8))
+}
+
+impl SettingFlag {
+    /// The help: what it does and its default.
+    fn help_with_default(&self) -> String {
+        let default = match self.default {
+            Shown::Rule(rule) => rule.to_string(),
+            Shown::Config(others) => {
+                let owner = PropagatorSpec::with_defaults(self.owners[0], 8).expect("a flag's owner is a propagator");
+                let first = self.shown(&owner);
+                let also = others.iter().map(|(spec, label)| (self.shown(&spec()), label)).filter(|(v, _)| *v != first);
+                std::iter::once(first.clone()).chain(also.map(|(v, label)| format!("{v} {label}"))).collect::<Vec<_>>().join("; ")
+            }
+        };
+        format!("{} [default: {default}]", self.help)
+    }
+
+    /// The value of this flag's field in `spec`, as the flag is written.
+    fn shown(&self, spec: &PropagatorSpec) -> String {
+        let value = spec.settings().remove(self.field).unwrap_or_else(|| panic!("{} has no field {}", spec.name(), self.field));
+        match (self.kind, &value) {
+            (Kind::Words(words), Value::Bool(b)) => {
+                words.iter().find(|(_, w)| w == b).map(|(word, _)| word.to_string()).expect("a word for each value")
+            }
+            (Kind::List, Value::Array(items)) if items.is_empty() => "none".into(),
+            (Kind::List, Value::Array(items)) => {
+                items.iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect::<Vec<_>>().join(",")
+            }
+            (_, Value::String(text)) => text.clone(),
+            (_, Value::Number(n)) => n.as_f64().map_or_else(|| n.to_string(), |x| x.to_string()),
+            _ => value.to_string(),
+        }
+    }
 }
 
 /// Every propagator setting a flag can give.
@@ -52,44 +114,48 @@ const FLAGS: &[SettingFlag] = &[
         owners: GA,
         field: "pop_size",
         kind: Kind::Count,
-        help: "Breeding pool: the best this many on the island [default: half the workers, at least 4; \
-               with --reference-genetic: 2 x workers]",
+        help: "Breeding pool: the best this many on the island",
+        default: Shown::Rule("half the workers, at least 4; with --reference-genetic: 2 x workers"),
     },
     SettingFlag {
         long: "random-start",
         owners: GA,
         field: "random_start",
         kind: Kind::Count,
-        help: "Random individuals until the island holds this many, then breeding [default: 2 x workers, \
-               at least 4; with --reference-genetic: the pop size; never below --pop-size]",
+        help: "Random individuals until the island holds this many, then breeding",
+        default: Shown::Rule("2 x workers, at least 4; with --reference-genetic: the pop size; never below --pop-size"),
     },
     SettingFlag {
         long: "crossover-prob",
         owners: GA,
         field: "crossover_prob",
         kind: Kind::Float,
-        help: "Probability that a child is a crossover of two parents [default: 0.7]",
+        help: "Probability that a child is a crossover of two parents",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "mutation-prob",
         owners: GA,
         field: "mutation_prob",
         kind: Kind::Float,
-        help: "Probability that one parameter is re-sampled [default: 0.4]",
+        help: "Probability that one parameter is re-sampled",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "random-init-prob",
         owners: GA,
         field: "random_init_prob",
         kind: Kind::Float,
-        help: "Probability that the child is replaced by a random point [default: 0.1]",
+        help: "Probability that the child is replaced by a random point",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "sigma-factor",
         owners: GA,
         field: "sigma_factor",
         kind: Kind::Float,
-        help: "Largest width of the Gaussian mutation as a fraction of each parameter's range [default: 0.05]",
+        help: "Largest width of the Gaussian mutation as a fraction of each parameter's range",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "step-decades",
@@ -97,7 +163,8 @@ const FLAGS: &[SettingFlag] = &[
         field: "step_decades",
         kind: Kind::Float,
         help: "Powers of ten below --sigma-factor that a Gaussian step may reach, drawn log-uniformly per \
-               child [default: 3; with --reference-genetic: 0, the reference's fixed step]",
+               child",
+        default: Shown::Config(&[(reference_genetic, "with --reference-genetic (a fixed step)")]),
     },
     SettingFlag {
         long: "differential-prob",
@@ -105,37 +172,40 @@ const FLAGS: &[SettingFlag] = &[
         field: "differential_prob",
         kind: Kind::Float,
         help: "Probability that a child is a differential-evolution step from the pool instead of a \
-               genetic one [default: 0.3; with --reference-genetic: 0]",
+               genetic one",
+        default: Shown::Config(&[(reference_genetic, "with --reference-genetic")]),
     },
     SettingFlag {
         long: "pso-inertia",
         owners: PSO,
         field: "inertia",
         kind: Kind::Float,
-        help: "PSO inertia weight w [default: 0.729]",
+        help: "PSO inertia weight w",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "pso-cognitive",
         owners: PSO,
         field: "c_cognitive",
         kind: Kind::Float,
-        help: "PSO cognitive coefficient c1, the pull to the particle's own best [default: 1.49445; 2.05 \
-               for pso-constriction and pso-canonical]",
+        help: "PSO cognitive coefficient c1, the pull to the particle's own best",
+        default: Shown::Config(&[(pso_constriction, "for pso-constriction and pso-canonical")]),
     },
     SettingFlag {
         long: "pso-social",
         owners: PSO,
         field: "c_social",
         kind: Kind::Float,
-        help: "PSO social coefficient c2, the pull to the island's best [default: 1.49445; 2.05 for \
-               pso-constriction and pso-canonical]",
+        help: "PSO social coefficient c2, the pull to the island's best",
+        default: Shown::Config(&[(pso_constriction, "for pso-constriction and pso-canonical")]),
     },
     SettingFlag {
         long: "cmaes-lambda",
         owners: CMAES,
         field: "population_size",
         kind: Kind::Count,
-        help: "CMA-ES generation size lambda [default: 4 + floor(3 ln n) for n parameters]",
+        help: "CMA-ES generation size lambda",
+        default: Shown::Rule("4 + floor(3 ln n) for n parameters"),
     },
     SettingFlag {
         long: "cmaes-model-share",
@@ -144,7 +214,8 @@ const FLAGS: &[SettingFlag] = &[
         kind: Kind::Float,
         help: "CMA-ES: probability that a child is the lowest point of a quadratic model of the island's \
                latest evaluations (as lq-CMA-ES), where that model has just ranked the latest ones right; \
-               0: CMA-ES alone [default: 0.5]",
+               0: CMA-ES alone",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "tpe-gamma",
@@ -152,15 +223,16 @@ const FLAGS: &[SettingFlag] = &[
         field: "gamma",
         kind: Kind::Float,
         help: "TPE: share of the island's evaluations that make its good density (the univariate and \
-               multivariate models take at most 25) [default: 0.1; 0.25 with --tpe-model independent]",
+               multivariate models take at most 25)",
+        default: Shown::Config(&[(tpe_independent, "with --tpe-model independent")]),
     },
     SettingFlag {
         long: "tpe-startup",
         owners: TPE,
         field: "startup",
         kind: Kind::Count,
-        help: "TPE: random individuals until the island holds this many evaluated ones [default: 10; 6 with \
-               --tpe-model independent]",
+        help: "TPE: random individuals until the island holds this many evaluated ones",
+        default: Shown::Config(&[(tpe_independent, "with --tpe-model independent")]),
     },
     SettingFlag {
         long: "tpe-model",
@@ -170,16 +242,16 @@ const FLAGS: &[SettingFlag] = &[
         help: "TPE: the model: multivariate (Optuna 5's default TPESampler: the good and the bad \
                densities from a kernel per evaluation over all parameters and a prior, the island's \
                running evaluations counted as bad ones), univariate (Optuna's multivariate=False: each \
-               parameter on its own) or independent (the model before 2026-11-26) [default: \
-               multivariate]",
+               parameter on its own) or independent (the model before 2026-11-26)",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "gp-startup",
         owners: GP,
         field: "startup",
         kind: Kind::Count,
-        help: "GP: random individuals until the island holds this many evaluated ones (at least 2) \
-               [default: 6]",
+        help: "GP: random individuals until the island holds this many evaluated ones (at least 2)",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "gp-xi",
@@ -187,7 +259,8 @@ const FLAGS: &[SettingFlag] = &[
         field: "xi",
         kind: Kind::Float,
         help: "GP: improvement over the best loss, in standard deviations of the losses, a candidate must \
-               promise; larger explores more [default: 0]",
+               promise; larger explores more",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "gp-tpe-share",
@@ -195,7 +268,8 @@ const FLAGS: &[SettingFlag] = &[
         field: "tpe_share",
         kind: Kind::Float,
         help: "GP: share of the children bred by TPE (Optuna's default model) from the same island: a \
-               portfolio of the two models, both modelling the island's evaluations [default: 0]",
+               portfolio of the two models, both modelling the island's evaluations",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "gp-model",
@@ -205,7 +279,8 @@ const FLAGS: &[SettingFlag] = &[
         help: "GP: the model: matern52 (Optuna's GPSampler's: a Matérn-5/2 kernel fitted with priors, log \
                expected improvement climbed by local searches, the island's running evaluations as \
                fantasies) or squared-exp (the model before 2026-11-26: expected improvement over random \
-               and local candidates) [default: matern52]",
+               and local candidates)",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "gp-warp",
@@ -216,7 +291,8 @@ const FLAGS: &[SettingFlag] = &[
                Yeo-Johnson transform of the standardized losses fitted by maximum likelihood, as HEBO \
                does, so that a few huge losses do not make the good ones look alike) or none \
                (standardized only, as Optuna's GPSampler; what a checkpoint from before 2026-11-27 \
-               keeps) [default: power]",
+               keeps)",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "gp-incumbent",
@@ -225,7 +301,8 @@ const FLAGS: &[SettingFlag] = &[
         kind: Kind::Words(&[("mean", true), ("observed", false)]),
         help: "GP, matern52 model: the loss expected improvement is measured from: observed (the lowest \
                loss evaluated) or mean (the lowest the fitted process predicts at an evaluated point, \
-               which differ where the fit calls part of the losses noise) [default: observed]",
+               which differ where the fit calls part of the losses noise)",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "gp-cmaes-after",
@@ -234,14 +311,16 @@ const FLAGS: &[SettingFlag] = &[
         kind: Kind::Count,
         help: "GP: hand the island over to CMA-ES once it holds this many evaluations, CMA-ES starting \
                from the best tenth of them (as Optuna's AutoSampler after 250); int and float parameters \
-               only; 0: never [default: 0]",
+               only; 0: never",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "gp-cmaes-model-share",
         owners: GP,
         field: "cmaes_model_share",
         kind: Kind::Float,
-        help: "GP: the hand-over's --cmaes-model-share (see there) [default: 0.5]",
+        help: "GP: the hand-over's --cmaes-model-share (see there)",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "gp-quadratic-share",
@@ -250,8 +329,8 @@ const FLAGS: &[SettingFlag] = &[
         kind: Kind::Float,
         help: "GP: probability that a child is instead the lowest point of a quadratic model of the \
                island's latest evaluations, where that model has just ranked the latest ones right (see \
-               --cmaes-model-share); int and float parameters only, ignored with a categorical one \
-               [default: 0]",
+               --cmaes-model-share); int and float parameters only, ignored with a categorical one",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "gp-trust-region",
@@ -263,7 +342,8 @@ const FLAGS: &[SettingFlag] = &[
                improvement, halves after max(4, coordinates) evaluations without one, in whole batches, a \
                batch being as many evaluations as the island's workers run at once), \
                under a process fitted to the evaluations near it alone; 0: in the whole space, the \
-               default before 2026-11-27 [default: 1]",
+               default before 2026-11-27",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "gp-kernel",
@@ -271,8 +351,8 @@ const FLAGS: &[SettingFlag] = &[
         field: "per_axis",
         kind: Kind::Words(&[("per-axis", true), ("shared", false)]),
         help: "GP, squared-exp model: the kernel's length scales, one per parameter coordinate (fitted, so \
-               that parameters the loss barely depends on stop blurring the others) or one shared by all \
-               [default: per-axis]",
+               that parameters the loss barely depends on stop blurring the others) or one shared by all",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "pbt-interval",
@@ -280,7 +360,8 @@ const FLAGS: &[SettingFlag] = &[
         field: "interval",
         kind: Kind::Count,
         help: "PBT: training steps per evaluation, between two decisions to exploit or continue (epochs for \
-               the CNN; the program's own steps for command trials, given as PROPULATE_STEPS) [default: 1]",
+               the CNN; the program's own steps for command trials, given as PROPULATE_STEPS)",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "pbt-quantile",
@@ -288,7 +369,8 @@ const FLAGS: &[SettingFlag] = &[
         field: "quantile",
         kind: Kind::Float,
         help: "PBT: share of the island's members that exploit (the worst) and are exploited (the best), at \
-               most 0.5 [default: 0.25]",
+               most 0.5",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "pbt-resample-prob",
@@ -296,7 +378,8 @@ const FLAGS: &[SettingFlag] = &[
         field: "resample_prob",
         kind: Kind::Float,
         help: "PBT: probability that exploring resamples a parameter from the space instead of multiplying it \
-               by 0.8 or 1.2 (categoricals: resampled or kept) [default: 0.25]",
+               by 0.8 or 1.2 (categoricals: resampled or kept)",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "pbt-fixed",
@@ -304,7 +387,8 @@ const FLAGS: &[SettingFlag] = &[
         field: "fixed",
         kind: Kind::List,
         help: "PBT: parameters exploring copies unchanged, comma separated (a network's shape, which the state \
-               it continues was saved with) [default: none; the CNN task: conv_layers,activation]",
+               it continues was saved with)",
+        default: Shown::Rule("none; the CNN task: conv_layers,activation"),
     },
     SettingFlag {
         long: "pbt-keep-seconds",
@@ -312,7 +396,8 @@ const FLAGS: &[SettingFlag] = &[
         field: "keep_s",
         kind: Kind::Float,
         help: "PBT: seconds a worker keeps a state of its own after its member moved on, before deleting it \
-               (messages between workers can lag; a worker that bred from it meanwhile must find it) [default: 10]",
+               (messages between workers can lag; a worker that bred from it meanwhile must find it)",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "pbt-explore",
@@ -321,8 +406,8 @@ const FLAGS: &[SettingFlag] = &[
         kind: Kind::Names(&propulate::propagator::PbtExplore::NAMES),
         help: "PBT: how an exploiting member's floats and ints move from the donor's: perturb (multiplied by \
                0.8 or 1.2, or resampled: the paper's and Ray Tune's PBT) or pb2 (picked by a Gaussian \
-               process of what the island's intervals gained, as Ray Tune's PB2; for small populations) \
-               [default: perturb]",
+               process of what the island's intervals gained, as Ray Tune's PB2; for small populations)",
+        default: Shown::Config(&[]),
     },
     SettingFlag {
         long: "pbt-steps",
@@ -330,8 +415,8 @@ const FLAGS: &[SettingFlag] = &[
         field: "steps",
         kind: Kind::Count,
         help: "PBT: training steps per member; a member whose state reached them is finished and its worker \
-               stops; given with --propagator pbt and without --generations, the members end the run [default: \
-               none: members train until --generations end]",
+               stops; given with --propagator pbt and without --generations, the members end the run",
+        default: Shown::Rule("none: members train until --generations end"),
     },
 ];
 
@@ -383,7 +468,11 @@ impl Args for PropagatorArgs {
             // The value's name as clap's derive named it from the field: --gp-kernel <GP_KERNEL>
             // (clap keeps names as `&'static str`; these few are made once per process).
             let value_name: &'static str = Box::leak(flag.long.to_uppercase().replace('-', "_").into_boxed_str());
-            let arg = Arg::new(flag.long).long(flag.long).help(flag.help).help_heading(HEADING).value_name(value_name);
+            let arg = Arg::new(flag.long)
+                .long(flag.long)
+                .help(flag.help_with_default())
+                .help_heading(HEADING)
+                .value_name(value_name);
             cmd.arg(match flag.kind {
                 Kind::Float => arg.value_parser(clap::value_parser!(f64)),
                 Kind::Count => arg.value_parser(clap::value_parser!(usize)),
