@@ -6,7 +6,9 @@
 //! a flag table's row that starts with a flag must name flags of `propulate-rs --help`. A renamed
 //! or removed flag fails here, naming the file, the line and the flag. The other way round, every
 //! flag of `propulate-rs --help` must be in a flag table of the docs, and every flag of a
-//! subcommand somewhere in them: a new flag without docs fails here too.
+//! subcommand somewhere in them: a new flag without docs fails here too. The flag reference
+//! (`docs/guide/cli.md`) gives each flag of a run a row of its own whose default is the one its
+//! `--help` shows, word for word ("none" or "off" where the help shows none).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -316,6 +318,90 @@ fn every_flag_the_binary_has_is_documented() {
         })
         .collect();
     assert_eq!(undocumented(&help, &without), ["`propulate-rs --quiet` is in no flag table of the docs"]);
+}
+
+/// The default `help` (a clap `--help` text) shows for each long flag it defines: the text of its
+/// first `[default: ...]`, `None` for a flag without one.
+fn help_defaults(help: &str) -> BTreeMap<String, Option<String>> {
+    let mut entries: Vec<(Vec<String>, String)> = Vec::new();
+    for line in help.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('-') {
+            let flags = trimmed
+                .split_whitespace()
+                .map(|w| w.trim_end_matches(','))
+                .take_while(|w| w.starts_with('-'))
+                .filter(|w| w.starts_with("--") && w.len() > 2)
+                .map(str::to_string)
+                .collect();
+            entries.push((flags, trimmed.to_string()));
+        } else if let Some((_, text)) = entries.last_mut() {
+            text.push(' ');
+            text.push_str(trimmed);
+        }
+    }
+    let default_of = |text: &str| {
+        let start = text.find("[default: ")? + "[default: ".len();
+        Some(text[start..start + text[start..].find(']')?].to_string())
+    };
+    entries.into_iter().flat_map(|(flags, text)| flags.into_iter().map(move |f| (f, default_of(&text)))).collect()
+}
+
+/// A table row's cells (`\|` inside a cell is a `|` of its text).
+fn cells(row: &str) -> Vec<String> {
+    let inner = row.trim().trim_start_matches('|').trim_end_matches('|');
+    inner.replace("\\|", "\u{1}").split('|').map(|c| c.replace('\u{1}', "|").trim().to_string()).collect()
+}
+
+/// A default as a reader compares it: without code marks and runs of spaces.
+fn normalized(text: &str) -> String {
+    text.replace('`', "").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What is wrong with the flag reference's default cells against `defaults` (a run's flags).
+fn check_defaults(file: &str, text: &str, defaults: &BTreeMap<String, Option<String>>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, row) in text.lines().enumerate() {
+        let flags: Vec<&str> = table_flags(row).into_iter().filter(|f| defaults.contains_key(*f)).collect();
+        let line = i + 1;
+        match flags.as_slice() {
+            [] => {}
+            [flag] => {
+                let cell = cells(row).get(1).map(|c| normalized(c)).unwrap_or_default();
+                match &defaults[*flag] {
+                    Some(shown) if normalized(shown) != cell => problems.push(format!(
+                        "{file}:{line}: {flag}: the default cell says `{cell}`, its --help `{}`",
+                        normalized(shown)
+                    )),
+                    None if !(cell.starts_with("none") || cell.starts_with("off")) => problems.push(format!(
+                        "{file}:{line}: {flag}: its --help shows no default; the cell should start with none or off, not `{cell}`"
+                    )),
+                    _ => {}
+                }
+            }
+            several => problems.push(format!(
+                "{file}:{line}: one row for {}: give each flag a row of its own, so that its default is checked",
+                several.join(", ")
+            )),
+        }
+    }
+    problems
+}
+
+#[test]
+fn the_flag_reference_shows_the_defaults_of_the_help() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let defaults = help_defaults(&help_text(&["--help"]));
+    assert_eq!(defaults.get("--top-n"), Some(&Some("1".to_string())), "the help's defaults are read");
+    let file = "docs/guide/cli.md";
+    let problems = check_defaults(file, &std::fs::read_to_string(root.join(file)).unwrap(), &defaults);
+    assert!(problems.is_empty(), "{} problem(s):\n{}", problems.len(), problems.join("\n"));
+    let made_up =
+        "| `--top-n` | 3 | best |\n| `--seed`, `--top-n` | 0, 1 | two |\n| `--out DIR` | the checkpoint | x |\n";
+    let found = check_defaults("doc.md", made_up, &defaults);
+    assert!(found[0].contains("doc.md:1: --top-n: the default cell says `3`, its --help `1`"), "{found:?}");
+    assert!(found[1].contains("doc.md:2: one row for --seed, --top-n"), "{found:?}");
+    assert!(found[2].contains("doc.md:3: --out: its --help shows no default"), "{found:?}");
 }
 
 #[test]

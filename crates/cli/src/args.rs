@@ -8,9 +8,9 @@ use clap::{Args, Parser, Subcommand};
 
 use super::propagator_flags::PropagatorArgs;
 
-use propulate::IslandSpec;
 use propulate::files::OutputFile;
 use propulate::journal::FsyncPolicy;
+use propulate::{IslandSpec, RunConfig};
 
 /// Asynchronous island-model evolutionary hyperparameter optimization, on MPI.
 ///
@@ -81,7 +81,7 @@ impl LayoutArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ResultArgs {
     /// Best individuals to show per island.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = RunConfig::default().top_n)]
     pub top_n: usize,
     /// The result files' directory (the help names the files: [`with_generated_help`]).
     #[arg(long)]
@@ -137,11 +137,11 @@ pub struct RunArgs {
     /// Islands, workers and the ranks of a worker.
     #[command(flatten)]
     pub layout: LayoutArgs,
-    /// Evaluations per worker [default: the CNN 4, a function 1000].
+    /// Evaluations per worker [default: the CNN 4, a function 1000, a command trial 10].
     #[arg(long)]
     pub generations: Option<u64>,
     /// Probability that an island sends emigrants per generation.
-    #[arg(long, default_value_t = 0.9)]
+    #[arg(long, default_value_t = RunConfig::default().migration_probability)]
     pub migration_probability: f64,
     /// Send copies to other islands (pollination) instead of moving individuals.
     #[arg(long)]
@@ -156,14 +156,14 @@ pub struct RunArgs {
     #[command(flatten)]
     pub results: ResultArgs,
     /// Checkpoint directory; a directory that holds a run is resumed
-    /// [default: checkpoints/<task>-seed<seed>, the task being `cnn` or the function].
+    /// [default: checkpoints/<task>-seed<seed>, the task being `cnn`, `command` or the function].
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
     /// Do not checkpoint.
     #[arg(long, conflicts_with = "checkpoint")]
     pub no_checkpoint: bool,
     /// When journal lines are forced to disk: never, always, or an interval such as 1000ms.
-    #[arg(long, default_value = "1000ms")]
+    #[arg(long, default_value_t = FsyncPolicy::default())]
     pub fsync: FsyncPolicy,
     /// Start this run's checkpoint from the run in DIR, redistributing its active individuals over
     /// this run's islands (any number of workers and islands). DIR is only read. Once the new

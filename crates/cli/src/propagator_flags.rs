@@ -2,7 +2,8 @@
 //! flag, the propagators it belongs to, the field of their spec (`propulate::propagator::
 //! PropagatorSpec`) it sets, and its help. Parsing, the check that a flag belongs to the chosen
 //! propagator, and the resolution into the spec in effect all read that table; adding a setting
-//! is one entry there (and a field in core's configuration).
+//! is one entry there (and a field in core's configuration). The help's default is read from that
+//! configuration's default, where it does not depend on the run, so the value is declared once.
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use serde_json::Value;
@@ -48,13 +49,16 @@ pub(crate) struct SettingFlag {
     default: Shown,
 }
 
+/// Another configuration whose value a flag's help shows where it differs, with its label.
+type AlsoShown = (fn() -> PropagatorSpec, &'static str);
+
 /// Where a flag's help takes its default from.
 #[derive(Debug, Clone, Copy)]
 enum Shown {
     /// The field's value in the first owner's default configuration
     /// (`PropagatorSpec::with_defaults`), then in each other configuration given, with its label:
     /// the configuration declares the value, the help only shows it.
-    Config(&'static [(fn() -> PropagatorSpec, &'static str)]),
+    Config(&'static [AlsoShown]),
     /// A rule in words, where the value depends on the run (its workers, its space, another flag).
     Rule(&'static str),
 }
@@ -83,7 +87,10 @@ impl SettingFlag {
                 let owner = PropagatorSpec::with_defaults(self.owners[0], 8).expect("a flag's owner is a propagator");
                 let first = self.shown(&owner);
                 let also = others.iter().map(|(spec, label)| (self.shown(&spec()), label)).filter(|(v, _)| *v != first);
-                std::iter::once(first.clone()).chain(also.map(|(v, label)| format!("{v} {label}"))).collect::<Vec<_>>().join("; ")
+                std::iter::once(first.clone())
+                    .chain(also.map(|(v, label)| format!("{v} {label}")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             }
         };
         format!("{} [default: {default}]", self.help)
@@ -91,7 +98,8 @@ impl SettingFlag {
 
     /// The value of this flag's field in `spec`, as the flag is written.
     fn shown(&self, spec: &PropagatorSpec) -> String {
-        let value = spec.settings().remove(self.field).unwrap_or_else(|| panic!("{} has no field {}", spec.name(), self.field));
+        let value =
+            spec.settings().remove(self.field).unwrap_or_else(|| panic!("{} has no field {}", spec.name(), self.field));
         match (self.kind, &value) {
             (Kind::Words(words), Value::Bool(b)) => {
                 words.iter().find(|(_, w)| w == b).map(|(word, _)| word.to_string()).expect("a word for each value")
@@ -555,7 +563,23 @@ impl PropagatorArgs {
 mod tests {
     use super::*;
     use clap::Parser;
-    use propulate::propagator::{Continued, PropagatorSpec};
+    use propulate::propagator::Continued;
+
+    /// The help shows the defaults the configurations declare, each flag its field's.
+    #[test]
+    fn the_help_shows_each_configurations_default() {
+        let help = |long: &str| FLAGS.iter().find(|f| f.long == long).unwrap().help_with_default();
+        assert!(help("pso-inertia").ends_with("[default: 0.729]"));
+        assert!(help("pso-cognitive").ends_with("[default: 1.49445; 2.05 for pso-constriction and pso-canonical]"));
+        assert!(help("tpe-gamma").ends_with("[default: 0.1; 0.25 with --tpe-model independent]"));
+        assert!(help("gp-model").ends_with("[default: matern52]"));
+        assert!(help("pbt-explore").ends_with("[default: perturb]"));
+        assert!(help("differential-prob").ends_with("[default: 0.3; 0 with --reference-genetic]"));
+        for flag in FLAGS {
+            assert!(!flag.help.contains("[default"), "--{}: the default is added from the table", flag.long);
+            let _ = flag.help_with_default();
+        }
+    }
 
     #[derive(Parser)]
     struct Cli {

@@ -35,6 +35,17 @@ impl Default for FsyncPolicy {
     }
 }
 
+/// As the command line writes it (`never`, `always`, `1000ms`), which [`FsyncPolicy::from_str`] reads.
+impl std::fmt::Display for FsyncPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FsyncPolicy::Never => write!(f, "never"),
+            FsyncPolicy::Always => write!(f, "always"),
+            FsyncPolicy::IntervalMs(ms) => write!(f, "{ms}ms"),
+        }
+    }
+}
+
 impl FromStr for FsyncPolicy {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
@@ -224,4 +235,17 @@ fn open_segment(dir: &Path, worker: usize, segment: u32) -> Result<(File, PathBu
         let _ = d.sync_all();
     }
     Ok((file, path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_policy_reads_back_as_it_is_written() {
+        for policy in [FsyncPolicy::Never, FsyncPolicy::Always, FsyncPolicy::IntervalMs(250), FsyncPolicy::default()] {
+            assert_eq!(policy.to_string().parse::<FsyncPolicy>(), Ok(policy));
+        }
+        assert!("1000".parse::<FsyncPolicy>().unwrap_err().contains("like 1000ms"));
+    }
 }
