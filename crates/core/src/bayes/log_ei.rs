@@ -7,7 +7,7 @@
 //! For a normal belief with mean `mu` and deviation `sd`, minimizing, EI = sd * h(z) with
 //! z = (best - mu) / sd and h(z) = z Phi(z) + phi(z).
 
-use std::f64::consts::{PI, SQRT_2};
+use super::stats::{normal_cdf, normal_log_pdf};
 
 /// Below this z, h is computed from its asymptotic series: the direct form cancels.
 const SERIES_BELOW: f64 = -6.0;
@@ -16,9 +16,9 @@ const TERMS: usize = 16;
 
 /// log(h(z)) and its derivative d/dz, finite for every finite z.
 pub(crate) fn log_h(z: f64) -> (f64, f64) {
-    let log_phi = -0.5 * z * z - 0.5 * (2.0 * PI).ln();
+    let log_phi = normal_log_pdf(z);
     if z >= SERIES_BELOW {
-        let cdf = 0.5 * libm::erfc(-z / SQRT_2);
+        let cdf = normal_cdf(z);
         let phi = log_phi.exp();
         let h = z * cdf + phi;
         // h'(z) = Phi(z).
@@ -49,9 +49,9 @@ pub(crate) fn log_h(z: f64) -> (f64, f64) {
 /// phi(z) / Phi(z), finite for every finite z (the probability that a constraint holds, where the
 /// belief puts it many deviations beyond its bound, keeps a slope to climb).
 pub(crate) fn log_normal_cdf(z: f64) -> (f64, f64) {
-    let log_phi = -0.5 * z * z - 0.5 * (2.0 * PI).ln();
+    let log_phi = normal_log_pdf(z);
     if z >= SERIES_BELOW {
-        let cdf = 0.5 * libm::erfc(-z / SQRT_2);
+        let cdf = normal_cdf(z);
         (cdf.ln(), log_phi.exp() / cdf)
     } else {
         // Phi(z) / phi(z) = -(t_0 + t_1 + ...) / z, the series of `log_h`.
@@ -83,6 +83,7 @@ pub(crate) fn log_expected_improvement(mean: f64, sd: f64, best: f64) -> (f64, f
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::f64::consts::{PI, SQRT_2};
 
     fn h_direct(z: f64) -> f64 {
         let cdf = 0.5 * libm::erfc(-z / SQRT_2);

@@ -429,7 +429,7 @@ mod tests {
         // The loss follows coordinate 0 and ignores coordinate 1.
         let xs: Vec<Vec<f64>> = (0..30).map(|k| vec![(k % 6) as f64 / 5.0, ((k * 7) % 13) as f64 / 12.0]).collect();
         let ys: Vec<f64> = xs.iter().map(|x| (4.0 * x[0]).sin()).collect();
-        let (m, s) = crate::surrogate::mean_and_variance(ys.iter().copied());
+        let (m, s) = crate::bayes::stats::mean_and_variance(ys.iter().copied());
         let ys: Vec<f64> = ys.iter().map(|y| (y - m) / s.sqrt()).collect();
         let gp = MaternGp::fit(continuous(2), xs.clone(), ys.clone()).unwrap();
         let l = &gp.hyper().inverse_squared_lengths;

@@ -7,7 +7,7 @@
 //! whatever its exponent, so the best loss stays the best and expected improvement keeps its
 //! meaning in the warped losses.
 
-use crate::surrogate::{mean_and_variance, standardized};
+use super::stats::{mean_and_variance, standardized};
 
 /// The exponents searched: the grid's range and step, then a golden-section search around the
 /// grid's best (the likelihood of real data has one maximum there or at a bound).

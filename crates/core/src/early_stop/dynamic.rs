@@ -11,9 +11,10 @@
 //! configurations' median distance).
 
 use super::{EarlyStopper, Never, StopRule, StopSettings, best_until, horizon};
+use crate::bayes::stats::mean_and_variance;
 use crate::individual::Individual;
 use crate::space::{SearchSpace, Value};
-use crate::surrogate::{LossModel, encode, mean_and_variance};
+use crate::surrogate::{LossModel, encode};
 
 /// The most completed evaluations (the island's best) the global process is fitted to.
 const MAX_GLOBAL_POINTS: usize = 200;

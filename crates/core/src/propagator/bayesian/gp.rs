@@ -43,6 +43,7 @@ use super::gp_coordinates::ModelCoordinates;
 use super::trust_region;
 use crate::bayes::acquisition::{Bounds, CoordinateKind, Feasible, LogEi, maximize};
 use crate::bayes::matern::MaternGp;
+use crate::bayes::stats::{expected_improvement, standardized};
 use crate::bayes::warp::warped;
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId, RankKey};
@@ -50,7 +51,7 @@ use crate::propagator::normalized::{ParamAxis, check_same_space, param_axes, ref
 use crate::propagator::{Arity, Breeder, Cmaes, CmaesConfig, Pool, Propagator, Tpe, TpeConfig, cmaes};
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, Value, standard_normal};
-use crate::surrogate::{LossModel, PerAxisSquaredExp, encode, standardized};
+use crate::surrogate::{LossModel, PerAxisSquaredExp, encode};
 use friedrich::kernel::SquaredExp;
 use rand::RngExt;
 
@@ -330,21 +331,6 @@ impl Gp {
         let latest = pool.iter_latest_bred().filter(|i| !chosen.contains(&i.id)).take(keep).map(point);
         Some(best.iter().map(point).chain(latest).collect())
     }
-}
-
-/// Expected improvement below `best` of a normal belief (mean `mu`, variance `var`), wanting at
-/// least `xi` of it.
-fn expected_improvement(mu: f64, var: f64, best: f64, xi: f64) -> f64 {
-    let gain = best - mu - xi;
-    let sd = var.max(0.0).sqrt();
-    // A belief without spread (or a NaN one) promises exactly its gain.
-    if sd.is_nan() || sd <= 1e-12 {
-        return gain.max(0.0);
-    }
-    let z = gain / sd;
-    let cdf = 0.5 * libm::erfc(-z / std::f64::consts::SQRT_2);
-    let pdf = (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt();
-    gain * cdf + sd * pdf
 }
 
 impl Propagator for Gp {

@@ -17,6 +17,7 @@
 
 use rand::RngExt;
 
+use crate::bayes::stats::normal_cdf;
 use crate::rng::PropRng;
 
 /// The prior kernel's weight in the mixture, as Optuna's `prior_weight`.
@@ -89,13 +90,8 @@ fn neighbour_widths(points: &[Point], axis: usize) -> Vec<f64> {
 /// The log density of a normal of centre `mu` and width `sigma` truncated to `[0, 1]`, at `x`.
 fn truncated_log_pdf(x: f64, mu: f64, sigma: f64) -> f64 {
     let z = (x - mu) / sigma;
-    let mass = phi((1.0 - mu) / sigma) - phi(-mu / sigma);
+    let mass = normal_cdf((1.0 - mu) / sigma) - normal_cdf(-mu / sigma);
     -0.5 * z * z - 0.5 * (2.0 * std::f64::consts::PI).ln() - sigma.ln() - mass.max(f64::MIN_POSITIVE).ln()
-}
-
-/// The standard normal's distribution function.
-fn phi(x: f64) -> f64 {
-    0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
 }
 
 /// `ln(sum(exp(terms)))` without overflow.

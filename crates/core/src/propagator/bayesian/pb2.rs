@@ -19,11 +19,11 @@
 
 use crate::bayes::acquisition::{Bounds, CoordinateKind, LowerConfidence, maximize};
 use crate::bayes::matern::{Coordinates, MaternGp};
+use crate::bayes::stats::standardized;
 use crate::error::Result;
 use crate::individual::Individual;
 use crate::rng::PropRng;
 use crate::space::{Domain, SearchSpace, Value};
-use crate::surrogate::standardized;
 
 use super::gp_coordinates::ModelCoordinates;
 use crate::propagator::Pool;
