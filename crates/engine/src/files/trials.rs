@@ -47,7 +47,7 @@ pub fn parse_trial_file_name(name: &str) -> Option<TrialFile> {
     }
     let rest = name.strip_prefix("rank")?;
     let (rank, suffix) = rest.split_once('.')?;
-    (!rank.is_empty() && rank.bytes().all(|b| b.is_ascii_digit())).then_some(())?;
+    super::digits_at_least(rank, 1).then_some(())?;
     match suffix {
         "stdout" => Some(TrialFile::Stdout),
         "stderr" => Some(TrialFile::Stderr),

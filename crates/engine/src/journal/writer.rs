@@ -91,6 +91,8 @@ pub struct JournalWriter {
     path: PathBuf,
     /// Bytes written into this segment.
     bytes: u64,
+    /// [`segment_bytes`], read once when the journal is opened: not on every evaluation.
+    segment_limit: u64,
     policy: FsyncPolicy,
     last_sync: Instant,
     line: Vec<u8>,
@@ -125,6 +127,7 @@ impl JournalWriter {
             file,
             path,
             bytes: 0,
+            segment_limit: segment_bytes(),
             policy,
             last_sync: Instant::now(),
             line: Vec::with_capacity(512),
@@ -199,9 +202,8 @@ impl JournalWriter {
     /// segment is closed all the same (a snapshot is a cache), and the next try comes a segment
     /// later.
     pub fn roll_if_due(&mut self, evaluated: &[Individual]) -> Result<Rolled> {
-        let limit = segment_bytes();
         let Some(mirror) = &mut self.mirror else { return Ok(Rolled::No) };
-        if limit == 0 || self.bytes < limit || !self.line.is_empty() {
+        if self.segment_limit == 0 || self.bytes < self.segment_limit || !self.line.is_empty() {
             return Ok(Rolled::No);
         }
         // The snapshot names the segment's size; that size must be on disk before the snapshot is.
