@@ -8,7 +8,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{Collectives, Communicator, PointToPoint, Tag};
+use super::rendezvous::{Parts, Rendezvous};
+use super::{Collectives, Communicator, PointToPoint, Tag, check_one_per_rank};
 use crate::error::{Error, Result};
 
 struct Envelope {
@@ -38,6 +39,9 @@ pub struct LocalComm {
     shared: Arc<Shared>,
     comm_id: u64,
     splits_done: u64,
+    /// Where the group's collectives meet, and how many of them this rank has joined.
+    rendezvous: Arc<Rendezvous>,
+    collectives_done: u64,
 }
 
 /// Make a group of `size` in-process ranks; hand one to each thread.
@@ -50,6 +54,7 @@ pub fn local_world(size: usize) -> Vec<LocalComm> {
 fn make_group(size: usize, shared: Arc<Shared>, comm_id: u64) -> Vec<LocalComm> {
     let (senders, inboxes): (Vec<_>, Vec<_>) = (0..size).map(|_| channel()).unzip();
     let senders = Arc::new(senders.into_iter().map(Mutex::new).collect::<Vec<_>>());
+    let rendezvous = Arc::new(Rendezvous::new(size));
     inboxes
         .into_iter()
         .enumerate()
@@ -61,6 +66,8 @@ fn make_group(size: usize, shared: Arc<Shared>, comm_id: u64) -> Vec<LocalComm> 
             shared: shared.clone(),
             comm_id,
             splits_done: 0,
+            rendezvous: rendezvous.clone(),
+            collectives_done: 0,
         })
         .collect()
 }
@@ -96,6 +103,14 @@ impl LocalComm {
             return Err(Error::Transport(format!("the job was aborted by another rank: {msg}")));
         }
         Ok(())
+    }
+
+    /// Join the group's next collective with `part`; every rank's part comes back, in rank order.
+    fn exchange(&mut self, part: Vec<u8>) -> Result<Parts> {
+        let round = self.collectives_done;
+        self.collectives_done += 1;
+        let rendezvous = self.rendezvous.clone();
+        rendezvous.exchange(round, self.rank, part, || self.check_abort())
     }
 
     fn take_unmatched(&mut self, source: Option<usize>, tag: Tag) -> Option<Envelope> {
@@ -179,7 +194,24 @@ impl PointToPoint for LocalComm {
     }
 }
 
+/// The collectives where every rank hears from every other meet at the group's rendezvous: one
+/// deposit and one wake-up per rank instead of a message between every pair.
 impl Collectives for LocalComm {
+    fn barrier(&mut self) -> Result<()> {
+        self.exchange(Vec::new()).map(drop)
+    }
+
+    fn all_gather(&mut self, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>> {
+        Ok(self.exchange(bytes)?.as_ref().clone())
+    }
+
+    fn reduce_scatter_sum_u64(&mut self, values: &[u64]) -> Result<u64> {
+        check_one_per_rank(values, self.size())?;
+        let parts = self.exchange(values.iter().flat_map(|v| v.to_le_bytes()).collect())?;
+        let at = 8 * self.rank;
+        Ok(parts.iter().map(|p| u64::from_le_bytes(p[at..at + 8].try_into().expect("8 bytes per rank"))).sum())
+    }
+
     fn split(&mut self, color: Option<u32>, key: usize) -> Result<Option<Box<dyn Communicator>>> {
         let mine = (color.map_or(-1i64, i64::from), key as u64);
         let mut payload = mine.0.to_le_bytes().to_vec();
@@ -255,6 +287,37 @@ mod tests {
             c.rank()
         });
         assert!(results.into_iter().all(|r| r.is_ok()));
+    }
+
+    #[test]
+    fn collectives_in_a_row_keep_their_rounds_apart() {
+        // Ranks race ahead into the next collective while others still take the last one's parts.
+        let results = run_local(8, |mut c| {
+            let rank = c.rank() as u64;
+            for round in 0..200u64 {
+                let got = c.all_gather(vec![rank as u8, round as u8]).unwrap();
+                assert!(got.iter().enumerate().all(|(r, b)| *b == [r as u8, round as u8]), "round {round}: {got:?}");
+                let values: Vec<u64> = (0..8).map(|d| round * 100 + d).collect();
+                assert_eq!(c.reduce_scatter_sum_u64(&values).unwrap(), 8 * (round * 100 + rank));
+                assert!(c.any(rank == round % 8).unwrap());
+            }
+        });
+        assert!(results.into_iter().all(|r| r.is_ok()));
+    }
+
+    #[test]
+    fn an_abort_wakes_the_ranks_waiting_in_a_collective() {
+        let results = run_local(3, |mut c| {
+            if c.rank() == 0 {
+                c.abort(3, "loss exploded");
+            }
+            c.barrier().unwrap_err().to_string()
+        });
+        assert!(results[0].is_err());
+        for r in &results[1..] {
+            let msg = r.as_ref().unwrap();
+            assert!(msg.contains("aborted") && msg.contains("loss exploded"), "{msg}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 pub mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+mod rendezvous;
 
 use crate::error::{Error, Result};
 
