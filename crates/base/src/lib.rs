@@ -48,7 +48,7 @@ pub use propulate_engine::{
     RunConfig, RunResult, Selection, TrainingState, WorkerContext,
 };
 pub use propulate_engine::{
-    config, context, files, interrupt, journal, launcher, observe, optimizer, optuna_journal, output, report,
+    config, context, driver, files, interrupt, journal, launcher, observe, optimizer, optuna_journal, output, report,
     report_html, result, training_state, transport,
 };
 

@@ -26,7 +26,14 @@ pub enum Message {
     Deactivate(Vec<(IndividualId, u32)>),
     /// A report of an evaluation its breeder is still running, for the island peers' early
     /// stoppers (only with a stopper that hears running evaluations).
-    Progress { id: IndividualId, step: u64, value: f64 },
+    Progress {
+        /// The running evaluation.
+        id: IndividualId,
+        /// The training step it reached.
+        step: u64,
+        /// The value it reported at that step.
+        value: f64,
+    },
     /// A child its breeder has started evaluating, for the island peers' models (only with a
     /// propagator that models running evaluations: the GP's fantasies). Never journaled: a resume
     /// breeds the unfinished children again, and their peers hear of them then.

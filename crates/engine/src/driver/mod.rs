@@ -6,7 +6,9 @@ mod agree;
 mod checkpoint;
 mod evaluate;
 mod follower;
-mod message;
+/// The wire format between worker roots: public so that `benches/rank_costs.rs` measures what a rank
+/// pays to handle a message with the driver's own codec.
+pub mod message;
 mod resume;
 mod root;
 mod summary;
