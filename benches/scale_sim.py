@@ -139,9 +139,12 @@ def least_squares(xs, ys):
 
 
 def simulate(workers, island, eval_s, spread, generations, costs, own, network, propagator="ga", launch_s=0.0,
-             seed=1):
+             shared=False, seed=1):
     """One simulated run of `workers` workers in islands of `island`, `generations` evaluations each of
-    `eval_s` seconds (uniform within +- `spread` of it); returns its figures."""
+    `eval_s` seconds (uniform within +- `spread` of it); returns its figures. `shared`: the island's
+    workers share their generations (`--shared-budget`): a worker starts another evaluation while
+    the island's evaluations it knows of, plus one running on every other worker, stay under the
+    island's budget (crates/engine/src/driver/root/budget.rs)."""
     rng = random.Random(seed)
     # A result reaches a peer one message later: the network's latency and the bytes at its bandwidth.
     delivery = network["latency_s"] + costs.message_bytes / network["bandwidth_Bps"]
@@ -170,13 +173,18 @@ def simulate(workers, island, eval_s, spread, generations, costs, own, network, 
             messages += sizes[i] - 1
             cpu_time += cpu
             t += cpu
-        if evaluated[w] == generations:
+        arrived = bisect.bisect_right(arrivals[i], t)
+        mine = bisect.bisect_right(own_arrivals[w], t)
+        if shared:
+            known = arrived - mine + evaluated[w]
+            done = known + sizes[i] - 1 >= sizes[i] * generations
+        else:
+            done = evaluated[w] == generations
+        if done:
             finish[w] = t
             continue
         # Handle the peers' results that reached this worker since it last looked, then breed from
         # the island's history as it now knows it.
-        arrived = bisect.bisect_right(arrivals[i], t)
-        mine = bisect.bisect_right(own_arrivals[w], t)
         handled = (arrived - seen[w]) - (mine - own_seen[w])
         seen[w], own_seen[w] = arrived, mine
         history = max(arrived, 1)
@@ -192,9 +200,10 @@ def simulate(workers, island, eval_s, spread, generations, costs, own, network, 
     a, c = own
     fixed = launch_s + max(0.0, a + c * workers)
     wall = last + fixed
-    evaluations = workers * generations
+    evaluations = sum(evaluated)
     return {
         "workers": workers, "island": island, "eval_s": eval_s, "spread": spread, "generations": generations,
+        "shared_budget": shared, "evaluations": evaluations,
         "propagator": propagator, "network": network["name"],
         "utilization": eval_time / (workers * wall),
         "steady_utilization": eval_time / sum(finish),
@@ -241,7 +250,7 @@ def project(costs, calibration, networks, propagators):
           f"in-process runs); the launcher's (MPI's start on the cluster) is not in 'util': 'launch 95%' "
           f"is how long it may take for 95 % utilization")
     rows = []
-    header = (f"{'network':>9} {'prop':>4} {'workers':>7} {'island':>6} {'eval':>5} {'G':>5} {'spread':>6} "
+    header = (f"{'network':>9} {'prop':>4} {'workers':>7} {'island':>6} {'eval':>5} {'G':>5} {'spread':>6} {'shared':>6} "
               f"{'util':>6} {'steady':>6} {'end wait':>8} {'start+end s':>11} {'launch 95%':>10} {'msg/eval':>8} "
               f"{'B/eval':>7} {'journal MB/s':>12}")
     print(header)
@@ -251,15 +260,17 @@ def project(costs, calibration, networks, propagators):
     grid = []
     for eval_s, generations in ((1.0, 300), (60.0, 60), (3600.0, 12)):
         for workers in (1024, 4096, 16384):
-            grid += [(networks[0], propagators[0], eval_s, generations, workers, spread) for spread in (0.0, 0.5)]
-            grid += [(net, propagators[0], eval_s, generations, workers, 0.0) for net in networks[1:]]
-            grid += [(networks[0], prop, eval_s, generations, workers, 0.0) for prop in propagators[1:]]
-    for net, prop, eval_s, generations, workers, spread in grid:
+            grid += [(networks[0], propagators[0], eval_s, generations, workers, spread, False) for spread in (0.0, 0.5)]
+            grid += [(networks[0], propagators[0], eval_s, generations, workers, 0.5, True)]
+            grid += [(net, propagators[0], eval_s, generations, workers, 0.0, False) for net in networks[1:]]
+            grid += [(networks[0], prop, eval_s, generations, workers, 0.0, False) for prop in propagators[1:]]
+    for net, prop, eval_s, generations, workers, spread, shared in grid:
         island = recommended_island(workers)
-        s = simulate(workers, island, eval_s, spread, generations, costs, fit, NETWORKS[net], propagator=prop)
+        s = simulate(workers, island, eval_s, spread, generations, costs, fit, NETWORKS[net], propagator=prop,
+                     shared=shared)
         rows.append(s)
         print(f"{net:>9} {prop:>4} {workers:>7} {island:>6} {eval_s:>5g} {generations:>5} "
-              f"{spread:>6g} {s['utilization']:>6.3f} {s['steady_utilization']:>6.3f} "
+              f"{spread:>6g} {'yes' if shared else 'no':>6} {s['utilization']:>6.3f} {s['steady_utilization']:>6.3f} "
               f"{s['end_wait_share']:>8.3f} {s['start_end_s']:>11.1f} {s['launch_budget_95_s']:>10.1f} "
               f"{s['messages_per_eval']:>8.0f} {s['bytes_per_eval']:>7.0f} "
               f"{s['journal_Bps'] / 1e6:>12.3f}", flush=True)
@@ -290,6 +301,7 @@ def main():
     one.add_argument("--propagator", default="ga", choices=["ga", "gp", "pbt"])
     one.add_argument("--network", default="hdr", choices=sorted(NETWORKS))
     one.add_argument("--launch-s", type=float, default=0.0, help="the launcher's start on the cluster, seconds")
+    one.add_argument("--shared-budget", action="store_true", help="the island's workers share their generations")
     for q in (p, one):
         q.add_argument("--fsync", default="1000ms", help="the journal's fsync policy: never, 1000ms, always")
     args = parser.parse_args()
@@ -305,7 +317,7 @@ def main():
     else:
         s = simulate(args.workers, args.island, args.eval_s, args.spread, args.generations, costs,
                      fit_own_start_end(calibration), NETWORKS[args.network], propagator=args.propagator,
-                     launch_s=args.launch_s)
+                     launch_s=args.launch_s, shared=args.shared_budget)
         print(json.dumps(s, indent=1))
 
 

@@ -146,6 +146,11 @@ pub struct RunArgs {
     /// Send copies to other islands (pollination) instead of moving individuals.
     #[arg(long)]
     pub pollination: bool,
+    /// Let an island's workers share their generations: the island evaluates its workers x
+    /// --generations in all, and a worker whose evaluations are quick goes on while the island's
+    /// last instead of waiting for the slowest at the end.
+    #[arg(long)]
+    pub shared_budget: bool,
     /// Migration topology: fully-connected, ring, or the path of a matrix file (one row per island).
     #[arg(long, default_value = "fully-connected")]
     pub topology: String,

@@ -167,6 +167,7 @@ impl Plan {
             ranks_per_worker,
             migration_probability: args.migration_probability,
             pollination: args.pollination,
+            shared_budget: args.shared_budget,
             topology,
             // Resolved by the run against the checkpoint it resumes (rank 0 reads the manifest).
             propagator_choice: Some(args.breeding.choice(default).keeping_fixed(task.pbt_fixed())),

@@ -290,6 +290,11 @@ impl Population {
         self.known
     }
 
+    /// Every individual stored, active or not (emigrants moved away too), in no particular order.
+    pub fn iter_known(&self) -> impl Iterator<Item = &Individual> + '_ {
+        self.stored.iter()
+    }
+
     /// Insert an individual that was bred here or arrived from a peer or another island.
     /// A copy with a migration step not above the stored one is a duplicate and is ignored.
     pub fn insert(&mut self, ind: Individual) -> Arrival {

@@ -72,6 +72,12 @@ pub struct RunConfig {
     /// Recorded only when given; a resume with others is refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub enqueued: Vec<propulate_core::enqueued::Configuration>,
+    /// Whether an island's workers share their generations (`--shared-budget`): the island
+    /// evaluates its workers times `generations` in all, a worker whose evaluations were quick
+    /// going on while the island's last, instead of each worker evaluating `generations` and the
+    /// quick ones waiting for the slowest at the end. Not recorded: a resume may choose either.
+    #[serde(skip)]
+    pub shared_budget: bool,
 }
 
 fn gather_trials_by_default() -> bool {
@@ -113,6 +119,7 @@ impl Default for RunConfig {
             top_n: 1,
             checkpoint: None,
             gather_trials: true,
+            shared_budget: false,
             enqueued: Vec::new(),
         }
     }

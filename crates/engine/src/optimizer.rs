@@ -102,6 +102,12 @@ impl Optimizer {
         self.config.migration_probability = p;
         self
     }
+    /// Let an island's workers share their generations ([`RunConfig::shared_budget`]): quick
+    /// workers go on while the island's evaluations last instead of waiting for the slowest.
+    pub fn shared_budget(mut self, on: bool) -> Self {
+        self.config.shared_budget = on;
+        self
+    }
     /// Send copies instead of moving individuals.
     pub fn pollination(mut self, on: bool) -> Self {
         self.config.pollination = on;

@@ -71,6 +71,9 @@ impl DataHandler for RootWorker<'_, '_> {
         match decode::<Message>(bytes, from)? {
             Message::Evaluated(ind) => {
                 self.running.finished(&ind);
+                if let Some(budget) = &mut self.budget {
+                    budget.record(ind.id);
+                }
                 self.population.insert(ind);
             }
             Message::Deactivate(list) => {

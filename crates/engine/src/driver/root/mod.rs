@@ -4,6 +4,7 @@
 //! of the island) hold the rest of its methods.
 
 mod breeding;
+mod budget;
 mod journaling;
 mod messaging;
 mod migration;
@@ -29,6 +30,7 @@ use super::evaluate::{ObjectivesResult, agree_on_failure, evaluate};
 use super::resume::Resumed;
 use super::summary::{RootOutcome, summarize};
 use super::termination::{MessageCounts, drain_to_quiescence};
+use budget::IslandBudget;
 use running::{ReportLink, RunningCurves};
 use training::OwnStates;
 
@@ -64,6 +66,8 @@ pub(crate) struct RootWorker<'a, 'o> {
     generation_offset: u64,
     /// Population-based training: this worker's training states on disk.
     own_states: OwnStates,
+    /// With `--shared-budget`: what this worker knows of its island's evaluations.
+    budget: Option<IslandBudget>,
 }
 
 impl<'a, 'o> RootWorker<'a, 'o> {
@@ -94,6 +98,16 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             Some(states) => OwnStates::resumed(&evaluated, |id| states.saved(id).is_dir()),
             None => OwnStates::default(),
         };
+        let budget = cfg.shared_budget.then(|| {
+            let size = layout.island_sizes()[island];
+            let mut budget = IslandBudget::new(island, size, cfg.generations, generation_offset);
+            // A resume knows its own evaluations and the island's in its population (those that
+            // emigrated too: they stay known, inactive).
+            for ind in evaluated.iter().chain(population.iter_known()) {
+                budget.record(ind.id);
+            }
+            budget
+        });
         let journal = match &cfg.checkpoint {
             Some(ck) => Some(JournalWriter::create(&ck.dir, worker, ck.fsync)?.with_mirror(mirror)),
             None => None,
@@ -121,6 +135,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             journal,
             generation_offset,
             own_states,
+            budget,
         })
     }
 
@@ -146,8 +161,19 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         }
         let first = self.generation_offset + self.evaluated.len() as u64;
         // The offset comes from the manifest (bounded there) and the generations from the user.
-        for generation in first..self.generation_offset.saturating_add(self.run.cfg.generations) {
+        // With a shared budget a worker may evaluate up to its whole island's generations.
+        let per_worker = match &self.budget {
+            Some(_) => {
+                let size = self.run.layout.island_sizes()[self.island] as u64;
+                self.run.cfg.generations.saturating_mul(size)
+            }
+            None => self.run.cfg.generations,
+        };
+        for generation in first..self.generation_offset.saturating_add(per_worker) {
             if self.propagator.worker_finished(self.breeder(generation), &self.population) {
+                break;
+            }
+            if self.budget.as_ref().is_some_and(IslandBudget::spent) {
                 break;
             }
             self.generation(generation, roots, reborrow(&mut worker_comm), loss)?;
@@ -219,6 +245,9 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         self.journal_evaluated(&ind)?; // before anyone hears of it
         let best_before = self.island_best();
         self.population.insert(ind.clone());
+        if let Some(budget) = &mut self.budget {
+            budget.record(ind.id);
+        }
         self.publish(roots, &ind)?;
         let new_best = ind.failure.is_none() && ind.is_feasible() && best_before.is_none_or(|b| ind.loss < b);
         self.evaluated.push(ind);
