@@ -224,8 +224,10 @@ def check(costs, calibration, max_error):
     host (the run's own: fitted to all its in-process runs; MPI's: the `env` time measured beside
     it); what the simulation adds, the evaluations, messages, breeding, journaling and the wait for
     the last worker, is what is checked."""
-    print("the simulation against the real runs (steady: start and end left out; job: all of it)")
-    print(f"{'host':>6} {'cores':>5} {'transport':>9} {'ranks':>6} {'G':>4} {'steady':>7} {'sim':>6} "
+    print("the simulation against the real runs (job: the evaluations' share of the job's time, measured and "
+          "simulated; steady: measured, start and end left out)")
+    print(f"{'host':>6} {'cores':>5} {'transport':>9} {'ranks':>6} {'G':>4} {'spread':>6} {'shared':>6} "
+          f"{'steady':>7} "
           f"{'job':>6} {'sim':>6} {'error':>7}")
     worst = 0.0
     own = fit_own_start_end(calibration)
@@ -233,12 +235,13 @@ def check(costs, calibration, max_error):
         if r["transport"] == "mpi" and r.get("env_floor_s") is None:
             continue
         launch = r["env_floor_s"] if r["transport"] == "mpi" else 0.0
-        sim = simulate(r["ranks"], r["island"], r["delay_s"], 0.0, r["long"], costs, own, NETWORKS["host"],
-                       launch_s=launch)
+        sim = simulate(r["ranks"], r["island"], r["delay_s"], r.get("spread", 0.0), r["long"], costs, own,
+                       NETWORKS["host"], launch_s=launch, shared=r.get("shared_budget", False))
         err = sim["utilization"] - r["job_utilization"]
         worst = max(worst, abs(err))
         print(f"{r['host'][:6]:>6} {r['cores']:>5} {r['transport']:>9} {r['ranks']:>6} {r['long']:>4} "
-              f"{r['steady_utilization']:>7.3f} {sim['steady_utilization']:>6.3f} "
+              f"{r.get('spread', 0.0):>6g} {'yes' if r.get('shared_budget') else 'no':>6} "
+              f"{r['steady_utilization']:>7.3f} "
               f"{r['job_utilization']:>6.3f} {sim['utilization']:>6.3f} {err:>+7.3f}")
     print(f"largest difference in job utilization: {worst:.3f} (allowed: {max_error})")
     return worst <= max_error

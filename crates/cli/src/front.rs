@@ -26,6 +26,7 @@ const NOT_FOR_FRONTS: &[&str] = &[
     "preload",
     "local-ranks",
     "eval-delay-ms",
+    "eval-delay-spread",
     "gpus-per-rank",
     "data",
     "train-images",

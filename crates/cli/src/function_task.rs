@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use propulate::functions::{Benchmark, benchmark};
 use propulate::multi_functions::{MULTI_NAMES, MultiBenchmark, multi_benchmark};
-use propulate::{Error, Objective, Result, SearchSpace};
+use propulate::{Error, Objective, Result, SearchSpace, WorkerContext};
 
 use super::task::{Loss, Task};
 
@@ -20,6 +20,9 @@ enum Problem {
 pub(crate) struct FunctionTask {
     problem: Problem,
     delay: Duration,
+    /// Each evaluation's sleep is `delay` times 1 + `spread` x u, u uniform in [-1, 1) and drawn
+    /// from the evaluation's identity: evaluation times that vary, repeatably.
+    spread: f64,
 }
 
 /// The canonical name of function `name`; an unknown name lists every function.
@@ -37,11 +40,17 @@ pub(crate) fn function_name(name: &str) -> Result<&'static str> {
 }
 
 impl FunctionTask {
-    /// The function `name`, sleeping `delay_ms` in every evaluation.
-    pub fn new(name: &str, delay_ms: f64) -> Result<Self> {
+    /// The function `name`, sleeping `delay_ms` in every evaluation, spread uniformly by up to
+    /// the share `spread` of it either way.
+    pub fn new(name: &str, delay_ms: f64, spread: f64) -> Result<Self> {
         if !(0.0..=3.6e6).contains(&delay_ms) {
             return Err(Error::InvalidConfig(format!(
                 "--eval-delay-ms must be between 0 and 3600000 (one hour), got {delay_ms}"
+            )));
+        }
+        if !(0.0..1.0).contains(&spread) {
+            return Err(Error::InvalidConfig(format!(
+                "--eval-delay-spread must be at least 0 and below 1 (a share of --eval-delay-ms), got {spread}"
             )));
         }
         function_name(name)?;
@@ -50,14 +59,34 @@ impl FunctionTask {
         } else {
             Problem::Single(benchmark(name)?)
         };
-        Ok(FunctionTask { problem, delay: Duration::from_secs_f64(delay_ms / 1000.0) })
+        Ok(FunctionTask { problem, delay: Duration::from_secs_f64(delay_ms / 1000.0), spread })
     }
 
-    fn sleep(delay: Duration) {
-        if !delay.is_zero() {
-            std::thread::sleep(delay);
+    fn sleep(delay: Duration, spread: f64, ctx: &WorkerContext<'_>) {
+        if delay.is_zero() {
+            return;
         }
+        if spread == 0.0 {
+            return std::thread::sleep(delay);
+        }
+        let id = ctx.trial;
+        let u = uniform_draw(&[u64::from(id.island), u64::from(id.worker), id.generation, ctx.seed]);
+        std::thread::sleep(delay.mul_f64(1.0 + spread * u));
     }
+}
+
+/// A number uniform in [-1, 1) drawn from `key` (a draw per evaluation without a generator).
+fn uniform_draw(key: &[u64]) -> f64 {
+    let bits = key.iter().fold(0, |h: u64, &k| mix(h ^ k));
+    (bits >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+}
+
+/// SplitMix64's finalizer: well-spread bits from a word.
+fn mix(x: u64) -> u64 {
+    let x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
 
 /// `f1`, `f2`, ...: the objectives of a problem with `n`.
@@ -88,7 +117,7 @@ impl Task for FunctionTask {
     }
 
     fn loss(&self) -> Loss {
-        let delay = self.delay;
+        let (delay, spread) = (self.delay, self.spread);
         let f = match &self.problem {
             Problem::Single(b) => b.f,
             Problem::Multi(b) => {
@@ -96,7 +125,7 @@ impl Task for FunctionTask {
                 // The objectives go out as metrics of their names (see objectives.rs); the loss is
                 // the first.
                 return Arc::new(move |p, ctx| {
-                    Self::sleep(delay);
+                    Self::sleep(delay, spread, ctx);
                     let values = f(&p.to_vec());
                     for (o, v) in names.iter().zip(&values) {
                         ctx.record(&o.name, *v);
@@ -106,7 +135,7 @@ impl Task for FunctionTask {
             }
         };
         Arc::new(move |p, ctx| {
-            Self::sleep(delay);
+            Self::sleep(delay, spread, ctx);
             let value = f(&p.to_vec(), ctx.seed);
             // Multi-rank workers: every rank computes the value and the worker agrees on the mean,
             // which exercises the worker communicator the way a data-parallel loss would.
@@ -124,5 +153,31 @@ impl Task for FunctionTask {
 
     fn checkpoint_facts(&self) -> serde_json::Map<String, serde_json::Value> {
         [("function".to_string(), serde_json::Value::from(self.name()))].into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spread_outside_its_range_is_refused_by_name() {
+        for bad in [-0.1, 1.0, f64::NAN] {
+            let e = FunctionTask::new("sphere", 10.0, bad).err().expect("refused").to_string();
+            assert!(e.contains("--eval-delay-spread must be at least 0 and below 1"), "{e}");
+        }
+        assert!(FunctionTask::new("sphere", 10.0, 0.99).is_ok());
+    }
+
+    #[test]
+    fn the_draws_cover_the_spread_evenly() {
+        // Over the generations of one worker: inside [-1, 1), a tenth in each tenth.
+        let draws: Vec<f64> = (0..10_000u64).map(|g| uniform_draw(&[0, 3, g, 1])).collect();
+        assert!(draws.iter().all(|u| (-1.0..1.0).contains(u)));
+        for decile in 0..10 {
+            let lo = -1.0 + 0.2 * decile as f64;
+            let n = draws.iter().filter(|&&u| u >= lo && u < lo + 0.2).count();
+            assert!((850..1150).contains(&n), "decile {decile}: {n} of 10,000");
+        }
     }
 }

@@ -48,7 +48,7 @@ fn task(
         ));
     }
     if let Some(name) = &args.function {
-        return Ok(Box::new(FunctionTask::new(name, args.eval_delay_ms)?));
+        return Ok(Box::new(FunctionTask::new(name, args.eval_delay_ms, args.eval_delay_spread)?));
     }
     match cnn {
         Some(make) => make(args, world_rank),
