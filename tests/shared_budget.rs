@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{Transport, propulate, propulate_raw, succeeded, trials_jsonl};
-use propulate::{Optimizer, SearchSpace};
+use propulate::{Optimizer, SearchSpace, Value};
 
 /// Evaluations per worker of a run of 4 in-process workers, worker 0 quick (2 ms), the others slow
 /// (30 ms), 8 generations each.
@@ -42,6 +42,29 @@ fn a_quick_worker_takes_over_the_generations_of_slow_ones() {
     assert!((29..=32).contains(&total), "the island's budget: {shared:?}");
     assert!(shared[&0] > 8, "the quick worker went on past its own 8: {shared:?}");
     assert!((1..=3).all(|w| shared[&w] < 8), "the slow ones did fewer: {shared:?}");
+}
+
+#[test]
+fn a_slow_worker_still_evaluates_the_configurations_given_to_it() {
+    // 2 workers, 3 generations, 6 configurations given: worker 1 (slow) has 1, 3 and 5 in its
+    // generations 0-2, which the quick worker's share of the budget would otherwise leave out.
+    let space = SearchSpace::builder().float("x", -5.0, 5.0).build().unwrap();
+    let known = (0..6).map(|k| serde_json::json!({ "x": k as f64 * 0.5 }).as_object().unwrap().clone()).collect();
+    let result = Optimizer::new(space)
+        .generations(3)
+        .shared_budget(true)
+        .enqueue(known)
+        .run_local(2, |p, ctx| {
+            std::thread::sleep(Duration::from_millis(if ctx.worker == 0 { 1 } else { 40 }));
+            Ok(p.float("x").powi(2))
+        })
+        .unwrap();
+    let mut xs: Vec<f64> =
+        result.trials.iter().filter_map(|t| if let Value::Float(x) = t.values[0] { Some(x) } else { None }).collect();
+    xs.sort_by(f64::total_cmp);
+    for k in 0..6 {
+        assert_eq!(xs.iter().filter(|&&x| x == k as f64 * 0.5).count(), 1, "configuration {k} once: {xs:?}");
+    }
 }
 
 #[test]

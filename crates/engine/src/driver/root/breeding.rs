@@ -83,7 +83,7 @@ impl RootWorker<'_, '_> {
     /// The configuration known in advance that is this worker's child of `generation`, if any:
     /// configuration k goes to worker `k mod workers` in its generation `k / workers`, counted
     /// from the run's first generation.
-    fn enqueued_for(&self, generation: u64) -> Option<&Vec<propulate_core::Value>> {
+    pub(super) fn enqueued_for(&self, generation: u64) -> Option<&Vec<propulate_core::Value>> {
         let enqueued = &self.run.enqueued;
         if enqueued.is_empty() {
             return None;
