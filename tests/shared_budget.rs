@@ -38,8 +38,9 @@ fn a_quick_worker_takes_over_the_generations_of_slow_ones() {
     assert!(own.values().all(|&n| n == 8), "each worker its own 8 generations: {own:?}");
     let shared = per_worker(true);
     let total: usize = shared.values().sum();
-    // The island's 32, less at most one running on each of the 3 other workers.
-    assert!((29..=32).contains(&total), "the island's budget: {shared:?}");
+    // The island's 32, less at most one running on each of the 3 other workers (more by as many
+    // when a result is still on its way as a worker decides).
+    assert!((29..=35).contains(&total), "the island's budget: {shared:?}");
     assert!(shared[&0] > 8, "the quick worker went on past its own 8: {shared:?}");
     assert!((1..=3).all(|w| shared[&w] < 8), "the slow ones did fewer: {shared:?}");
 }
@@ -77,7 +78,10 @@ fn under_mpi_the_islands_keep_their_budgets_and_a_resume_adds_nothing() {
     let trials = trials_jsonl(dir.path());
     for island in 0..2 {
         let n = trials.iter().filter(|t| t["island"] == island).count();
-        assert!((28..=30).contains(&n), "island {island} evaluated {n}, its budget 30 less at most 2 running");
+        assert!(
+            (28..=32).contains(&n),
+            "island {island} evaluated {n}: its budget 30, within 2 (one per other worker)"
+        );
     }
     // The same command again: the islands' budgets are spent, nothing more is evaluated.
     let again = succeeded(&propulate_raw(Transport::Mpi, 6, &args, Some(&out)));

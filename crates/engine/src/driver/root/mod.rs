@@ -173,9 +173,13 @@ impl<'a, 'o> RootWorker<'a, 'o> {
             if self.propagator.worker_finished(self.breeder(generation), &self.population) {
                 break;
             }
-            // A configuration given in advance is evaluated all the same: each exactly once.
-            if self.budget.as_ref().is_some_and(IslandBudget::spent) && self.enqueued_for(generation).is_none() {
-                break;
+            if self.budget.is_some() {
+                // The latest results first, so that the budget counts what has arrived.
+                self.drain_inbox(roots)?;
+                // A configuration given in advance is evaluated all the same: each exactly once.
+                if self.budget.as_ref().is_some_and(IslandBudget::spent) && self.enqueued_for(generation).is_none() {
+                    break;
+                }
             }
             self.generation(generation, roots, reborrow(&mut worker_comm), loss)?;
         }
