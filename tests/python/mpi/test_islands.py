@@ -1,4 +1,4 @@
-"""optimize() under mpirun -np 4: islands, migration, workers of two ranks, failures, PBT."""
+"""optimize() under mpirun -np 4: islands, migration, a shared budget, workers of two ranks, failures, PBT."""
 
 import json
 import math
@@ -35,6 +35,21 @@ def test_islands_migrate_and_every_rank_gets_the_whole_result(shared_tmp):
         best = json.load(open(os.path.join(out, "best.json")))
         assert math.isclose(best["loss"], result.best.loss) and best["evaluations"] == 100
         assert os.path.exists(os.path.join(out, "trials.csv")) and os.path.exists(os.path.join(out, "report.html"))
+
+
+def test_a_shared_budget_lets_the_quick_worker_go_on(shared_tmp):
+    import time
+
+    def loss(params, ctx):
+        time.sleep(0.002 if ctx.worker == 0 else 0.03)
+        return params["x"] ** 2
+
+    result = pr.optimize(loss, {"x": pr.Float(-5, 5)}, generations=8, shared_budget=True, seed=5, quiet=True,
+                         no_checkpoint=True)
+    per_worker = [sum(1 for t in result.trials if t.worker == w) for w in range(4)]
+    # One island of 4 workers shares their 32 evaluations, within one per other worker.
+    assert 29 <= result.evaluations <= 35, per_worker
+    assert per_worker[0] > 8 and all(n < 8 for n in per_worker[1:]), per_worker
 
 
 def test_a_worker_of_two_ranks_all_reduces_through_ctx_comm(shared_tmp):
