@@ -67,8 +67,12 @@ pub struct RankInfo {
 pub struct WorkerStatus {
     /// Generations done, counted as generation numbers: the next generation this worker breeds.
     pub generation: u64,
-    /// The generation number at which this worker stops.
+    /// The generation number at which this worker stops (with a shared budget, the most it may
+    /// reach: its island's whole budget).
     pub last_generation: u64,
+    /// With a shared budget (`--shared-budget`): the island's evaluations this worker knows of,
+    /// and the island's budget.
+    pub island_budget: Option<(u64, u64)>,
     /// Evaluations of this worker so far, resumed ones included.
     pub evaluations: u64,
     /// Evaluations of this worker that were in the checkpoint when the run started.

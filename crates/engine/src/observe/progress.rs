@@ -34,13 +34,15 @@ impl Observer for ProgressLine {
         let best = status.island_best.unwrap_or(f64::INFINITY);
         let rate = (status.evaluations - status.resumed) as f64 / status.elapsed_s.max(1e-9);
         // A closed stderr is no reason to stop a run.
+        let (worker, island) = (rank.worker, rank.island);
+        let (generation, last) = (status.generation, status.last_generation);
+        let at = match status.island_budget {
+            Some((known, total)) => format!("generation {generation} | island {island} {known}/{total} evaluations"),
+            None => format!("generation {generation}/{last} | island {island}"),
+        };
         let _ = writeln!(
             std::io::stderr().lock(),
-            "[propulate-rs] worker {}: generation {}/{} | island {} best loss {best:.6e} | {rate:.0} evaluations/s per worker",
-            rank.worker,
-            status.generation,
-            status.last_generation,
-            rank.island
+            "[propulate-rs] worker {worker}: {at} best loss {best:.6e} | {rate:.0} evaluations/s per worker"
         );
         Ok(())
     }

@@ -50,6 +50,11 @@ impl IslandBudget {
         self.done.values().sum()
     }
 
+    /// The island's budget: its workers times the generations per worker.
+    pub(super) fn total(&self) -> u64 {
+        self.total
+    }
+
     /// Whether starting another evaluation could take the island past its budget.
     pub(super) fn spent(&self) -> bool {
         self.known() + self.peers >= self.total

@@ -161,15 +161,7 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         }
         let first = self.generation_offset + self.evaluated.len() as u64;
         // The offset comes from the manifest (bounded there) and the generations from the user.
-        // With a shared budget a worker may evaluate up to its whole island's generations.
-        let per_worker = match &self.budget {
-            Some(_) => {
-                let size = self.run.layout.island_sizes()[self.island] as u64;
-                self.run.cfg.generations.saturating_mul(size)
-            }
-            None => self.run.cfg.generations,
-        };
-        for generation in first..self.generation_offset.saturating_add(per_worker) {
+        for generation in first..self.generation_offset.saturating_add(self.generations_at_most()) {
             if self.propagator.worker_finished(self.breeder(generation), &self.population) {
                 break;
             }
@@ -279,6 +271,14 @@ impl<'a, 'o> RootWorker<'a, 'o> {
         Ok(())
     }
 
+    /// The most generations this worker runs: its own, or with a shared budget its whole island's.
+    fn generations_at_most(&self) -> u64 {
+        match &self.budget {
+            Some(budget) => budget.total(),
+            None => self.run.cfg.generations,
+        }
+    }
+
     /// The island's lowest loss (with several objectives, the first one's), for the observers.
     fn island_best(&self) -> Option<f64> {
         self.population.lowest_loss()
@@ -288,7 +288,8 @@ impl<'a, 'o> RootWorker<'a, 'o> {
     fn status(&self) -> WorkerStatus {
         WorkerStatus {
             generation: self.generation_offset + self.evaluated.len() as u64,
-            last_generation: self.generation_offset.saturating_add(self.run.cfg.generations),
+            last_generation: self.generation_offset.saturating_add(self.generations_at_most()),
+            island_budget: self.budget.as_ref().map(|b| (b.known(), b.total())),
             evaluations: self.evaluated.len() as u64,
             resumed: self.resumed,
             failed: self.failed,
