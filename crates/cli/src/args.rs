@@ -198,7 +198,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0.0)]
     pub eval_delay_ms: f64,
     /// Spread each evaluation's sleep uniformly by up to this share of --eval-delay-ms either way
-    /// (0.5: between half and one and a half times it), drawn from the evaluation's identity.
+    /// (0.5: between half and one and a half times it), drawn from the evaluation's seed.
     #[arg(long, default_value_t = 0.0, requires = "eval_delay_ms")]
     pub eval_delay_spread: f64,
     /// The CNN task's options.

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use propulate::functions::{Benchmark, benchmark};
 use propulate::multi_functions::{MULTI_NAMES, MultiBenchmark, multi_benchmark};
-use propulate::{Error, Objective, Result, SearchSpace, WorkerContext};
+use propulate::rng::mix64;
+use propulate::{Error, Objective, Result, SearchSpace};
 
 use super::task::{Loss, Task};
 
@@ -21,7 +22,7 @@ pub(crate) struct FunctionTask {
     problem: Problem,
     delay: Duration,
     /// Each evaluation's sleep is `delay` times 1 + `spread` x u, u uniform in [-1, 1) and drawn
-    /// from the evaluation's identity: evaluation times that vary, repeatably.
+    /// from the evaluation's seed: evaluation times that vary, repeatably.
     spread: f64,
 }
 
@@ -62,31 +63,21 @@ impl FunctionTask {
         Ok(FunctionTask { problem, delay: Duration::from_secs_f64(delay_ms / 1000.0), spread })
     }
 
-    fn sleep(delay: Duration, spread: f64, ctx: &WorkerContext<'_>) {
+    fn sleep(delay: Duration, spread: f64, evaluation_seed: u64) {
         if delay.is_zero() {
             return;
         }
         if spread == 0.0 {
             return std::thread::sleep(delay);
         }
-        let id = ctx.trial;
-        let u = uniform_draw(&[u64::from(id.island), u64::from(id.worker), id.generation, ctx.seed]);
-        std::thread::sleep(delay.mul_f64(1.0 + spread * u));
+        std::thread::sleep(delay.mul_f64(1.0 + spread * uniform_draw(evaluation_seed)));
     }
 }
 
-/// A number uniform in [-1, 1) drawn from `key` (a draw per evaluation without a generator).
-fn uniform_draw(key: &[u64]) -> f64 {
-    let bits = key.iter().fold(0, |h: u64, &k| mix(h ^ k));
-    (bits >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-}
-
-/// SplitMix64's finalizer: well-spread bits from a word.
-fn mix(x: u64) -> u64 {
-    let x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    let x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
+/// A number uniform in [-1, 1) drawn from an evaluation's seed (already derived from the run seed
+/// and the evaluation's identity; mixed once more, so that it is not the function's own noise).
+fn uniform_draw(evaluation_seed: u64) -> f64 {
+    (mix64(evaluation_seed) >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
 }
 
 /// `f1`, `f2`, ...: the objectives of a problem with `n`.
@@ -125,7 +116,7 @@ impl Task for FunctionTask {
                 // The objectives go out as metrics of their names (see objectives.rs); the loss is
                 // the first.
                 return Arc::new(move |p, ctx| {
-                    Self::sleep(delay, spread, ctx);
+                    Self::sleep(delay, spread, ctx.seed);
                     let values = f(&p.to_vec());
                     for (o, v) in names.iter().zip(&values) {
                         ctx.record(&o.name, *v);
@@ -135,7 +126,7 @@ impl Task for FunctionTask {
             }
         };
         Arc::new(move |p, ctx| {
-            Self::sleep(delay, spread, ctx);
+            Self::sleep(delay, spread, ctx.seed);
             let value = f(&p.to_vec(), ctx.seed);
             // Multi-rank workers: every rank computes the value and the worker agrees on the mean,
             // which exercises the worker communicator the way a data-parallel loss would.
@@ -171,8 +162,8 @@ mod tests {
 
     #[test]
     fn the_draws_cover_the_spread_evenly() {
-        // Over the generations of one worker: inside [-1, 1), a tenth in each tenth.
-        let draws: Vec<f64> = (0..10_000u64).map(|g| uniform_draw(&[0, 3, g, 1])).collect();
+        // Over consecutive seeds: inside [-1, 1), a tenth in each tenth.
+        let draws: Vec<f64> = (0..10_000u64).map(uniform_draw).collect();
         assert!(draws.iter().all(|u| (-1.0..1.0).contains(u)));
         for decile in 0..10 {
             let lo = -1.0 + 0.2 * decile as f64;

@@ -22,6 +22,8 @@ pub(super) struct IslandBudget {
     /// Per worker of the island, its evaluations known in this run: one past its latest
     /// generation heard of (each worker's generations follow each other).
     done: HashMap<u32, u64>,
+    /// Their sum, kept as they grow (asked before every generation).
+    known: u64,
 }
 
 impl IslandBudget {
@@ -32,6 +34,7 @@ impl IslandBudget {
             total: (island_size as u64).saturating_mul(generations),
             peers: island_size.saturating_sub(1) as u64,
             done: HashMap::new(),
+            known: 0,
         }
     }
 
@@ -42,12 +45,16 @@ impl IslandBudget {
             return;
         }
         let done = self.done.entry(id.worker).or_insert(0);
-        *done = (*done).max(id.generation - self.offset + 1);
+        let now = id.generation - self.offset + 1;
+        if now > *done {
+            self.known += now - *done;
+            *done = now;
+        }
     }
 
     /// The island's evaluations known.
     pub(super) fn known(&self) -> u64 {
-        self.done.values().sum()
+        self.known
     }
 
     /// The island's budget: its workers times the generations per worker.
