@@ -34,8 +34,15 @@ def main():
         "layers": pr.Int(1, 8),
         "activation": pr.Categorical(["relu", "tanh", "sigmoid"]),
     }
+    # Configurations known in advance are evaluated first (as `--enqueue` does): one that worked
+    # before and two known to fail, so that both kinds of failure show in every run.
+    known = [
+        {"lr": 1e-3, "layers": 4, "activation": "tanh"},
+        {"lr": 0.08, "layers": 2, "activation": "relu"},
+        {"lr": 1e-3, "layers": 8, "activation": "sigmoid"},
+    ]
     result = pr.optimize(loss, space, generations=50, islands=2, seed=42, top_n=3, checkpoint=checkpoint,
-                         quiet=True)
+                         enqueue=known, quiet=True)
     if MPI.COMM_WORLD.rank == 0:
         reasons = sorted({t.failure for t in result.trials if t.failed})
         print(f"{result.evaluations} evaluations, {result.failed} failed: {'; '.join(reasons)}")
