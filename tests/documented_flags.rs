@@ -6,9 +6,9 @@
 //! a flag table's row that starts with a flag must name flags of `propulate-rs --help`. A renamed
 //! or removed flag fails here, naming the file, the line and the flag. The other way round, every
 //! flag of `propulate-rs --help` must be in a flag table of the docs, and every flag of a
-//! subcommand somewhere in them: a new flag without docs fails here too. The flag reference
-//! (`docs/guide/cli.md`) gives each flag of a run a row of its own whose default is the one its
-//! `--help` shows, word for word ("none" or "off" where the help shows none).
+//! subcommand somewhere in them: a new flag without docs fails here too. The flag reference's
+//! tables (`docs/guide/cli.md`: flag, default, meaning) are generated from the flags' definitions
+//! (`propulate_cli::flag_reference`) and must equal them; `UPDATE_DOCS=1` rewrites them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -320,88 +320,97 @@ fn every_flag_the_binary_has_is_documented() {
     assert_eq!(undocumented(&help, &without), ["`propulate-rs --quiet` is in no flag table of the docs"]);
 }
 
-/// The default `help` (a clap `--help` text) shows for each long flag it defines: the text of its
-/// first `[default: ...]`, `None` for a flag without one.
-fn help_defaults(help: &str) -> BTreeMap<String, Option<String>> {
-    let mut entries: Vec<(Vec<String>, String)> = Vec::new();
-    for line in help.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with('-') {
-            let flags = trimmed
-                .split_whitespace()
-                .map(|w| w.trim_end_matches(','))
-                .take_while(|w| w.starts_with('-'))
-                .filter(|w| w.starts_with("--") && w.len() > 2)
-                .map(str::to_string)
-                .collect();
-            entries.push((flags, trimmed.to_string()));
-        } else if let Some((_, text)) = entries.last_mut() {
-            text.push(' ');
-            text.push_str(trimmed);
+/// The line before each generated table of the flag reference: `<!-- flags: HEADING -->`, the
+/// heading as `--help` groups the flags.
+const MARKER: &str = "<!-- flags: ";
+
+/// `text` (the flag reference) with the table after each marker replaced by the generated table of
+/// its heading, and the headings of `tables` that no marker names.
+fn with_generated_tables(text: &str, tables: &[(String, String)]) -> (String, Vec<String>) {
+    let mut out = String::new();
+    let mut placed = BTreeSet::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        out.push_str(line);
+        out.push('\n');
+        let Some(heading) = line.strip_prefix(MARKER).and_then(|rest| rest.strip_suffix(" -->")) else { continue };
+        while lines.peek().is_some_and(|l| l.starts_with('|')) {
+            lines.next();
         }
-    }
-    let default_of = |text: &str| {
-        let start = text.find("[default: ")? + "[default: ".len();
-        Some(text[start..start + text[start..].find(']')?].to_string())
-    };
-    entries.into_iter().flat_map(|(flags, text)| flags.into_iter().map(move |f| (f, default_of(&text)))).collect()
-}
-
-/// A table row's cells (`\|` inside a cell is a `|` of its text).
-fn cells(row: &str) -> Vec<String> {
-    let inner = row.trim().trim_start_matches('|').trim_end_matches('|');
-    inner.replace("\\|", "\u{1}").split('|').map(|c| c.replace('\u{1}', "|").trim().to_string()).collect()
-}
-
-/// A default as a reader compares it: without code marks and runs of spaces.
-fn normalized(text: &str) -> String {
-    text.replace('`', "").split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// What is wrong with the flag reference's default cells against `defaults` (a run's flags).
-fn check_defaults(file: &str, text: &str, defaults: &BTreeMap<String, Option<String>>) -> Vec<String> {
-    let mut problems = Vec::new();
-    for (i, row) in text.lines().enumerate() {
-        let flags: Vec<&str> = table_flags(row).into_iter().filter(|f| defaults.contains_key(*f)).collect();
-        let line = i + 1;
-        match flags.as_slice() {
-            [] => {}
-            [flag] => {
-                let cell = cells(row).get(1).map(|c| normalized(c)).unwrap_or_default();
-                match &defaults[*flag] {
-                    Some(shown) if normalized(shown) != cell => problems.push(format!(
-                        "{file}:{line}: {flag}: the default cell says `{cell}`, its --help `{}`",
-                        normalized(shown)
-                    )),
-                    None if !(cell.starts_with("none") || cell.starts_with("off")) => problems.push(format!(
-                        "{file}:{line}: {flag}: its --help shows no default; the cell should start with none or off, not `{cell}`"
-                    )),
-                    _ => {}
-                }
+        match tables.iter().find(|(h, _)| h == heading) {
+            Some((_, table)) => {
+                out.push_str(table);
+                placed.insert(heading.to_string());
             }
-            several => problems.push(format!(
-                "{file}:{line}: one row for {}: give each flag a row of its own, so that its default is checked",
-                several.join(", ")
-            )),
+            None => out.push_str(&format!("| no flags have the heading `{heading}` |\n")),
         }
     }
-    problems
+    let unplaced = tables.iter().map(|(h, _)| h.clone()).filter(|h| !placed.contains(h)).collect();
+    (out, unplaced)
+}
+
+/// The first line where `a` and `b` differ: its number and both versions.
+fn first_difference(a: &str, b: &str) -> Option<(usize, String, String)> {
+    let (mut la, mut lb) = (a.lines(), b.lines());
+    (1..).find_map(|n| match (la.next(), lb.next()) {
+        (None, None) => Some(None),
+        (x, y) if x != y => Some(Some((n, x.unwrap_or("").to_string(), y.unwrap_or("").to_string()))),
+        _ => None,
+    })?
+}
+
+/// Text as the terminal wraps it does not matter: runs of white space as one space.
+fn squeezed(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[test]
-fn the_flag_reference_shows_the_defaults_of_the_help() {
+fn the_flag_reference_is_generated_from_the_flags_help() {
+    use clap::CommandFactory;
+    use propulate_cli::flag_reference;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let defaults = help_defaults(&help_text(&["--help"]));
-    assert_eq!(defaults.get("--top-n"), Some(&Some("1".to_string())), "the help's defaults are read");
-    let file = "docs/guide/cli.md";
-    let problems = check_defaults(file, &std::fs::read_to_string(root.join(file)).unwrap(), &defaults);
-    assert!(problems.is_empty(), "{} problem(s):\n{}", problems.len(), problems.join("\n"));
-    let made_up =
-        "| `--top-n` | 3 | best |\n| `--seed`, `--top-n` | 0, 1 | two |\n| `--out DIR` | the checkpoint | x |\n";
-    let found = check_defaults("doc.md", made_up, &defaults);
-    assert!(found[0].contains("doc.md:1: --top-n: the default cell says `3`, its --help `1`"), "{found:?}");
-    assert!(found[1].contains("doc.md:2: one row for --seed, --top-n"), "{found:?}");
-    assert!(found[2].contains("doc.md:3: --out: its --help shows no default"), "{found:?}");
+    let path = root.join("docs/guide/cli.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let tables = flag_reference::tables(&propulate_cli::args::documented(propulate_cli::args::Cli::command()));
+    let headings: Vec<&str> = tables.iter().map(|(h, _)| h.as_str()).collect();
+    assert_eq!(
+        headings,
+        ["Options", "CNN task", "Training (CNN task, command trials)", "Command trials", "Propagator"]
+    );
+    let (generated, unplaced) = with_generated_tables(&text, &tables);
+    assert!(unplaced.is_empty(), "docs/guide/cli.md has no `{MARKER}HEADING -->` line for {unplaced:?}");
+    if generated != text {
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+            eprintln!("rewrote the flag tables of {}", path.display());
+        } else {
+            let (line, doc, help) = first_difference(&text, &generated).unwrap_or_default();
+            panic!(
+                "docs/guide/cli.md's flag tables are not those of the flags' help (line {line}):\n  docs: {doc}\n  help: {help}\n\
+                 A flag's text lives in crates/cli/src/args.rs (its doc comment) or crates/cli/src/propagator_flags.rs; \
+                 `UPDATE_DOCS=1 cargo test --test documented_flags` rewrites the tables from it"
+            );
+        }
+    }
+    // The terminal shows the same meanings (links as their text) and defaults.
+    let help = squeezed(&help_text(&["--help"]));
+    let mut rows = 0;
+    for row in tables.iter().flat_map(|(_, t)| t.lines().skip(2)) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let meaning = flag_reference::for_terminal(&cells[2].trim_end_matches(" |").replace("\\|", "|"));
+        assert!(help.contains(&squeezed(&meaning)), "--help does not show `{meaning}`");
+        rows += 1;
+    }
+    assert!(rows >= 70, "only {rows} flags in the tables");
+    // The check sees a changed meaning or default.
+    for (from, to) in [
+        ("| Best individuals to show per island |", "| Best individuals |"),
+        ("| `--seed SEED` | 0 |", "| `--seed SEED` | 1 |"),
+    ] {
+        assert!(generated.contains(from), "{from}");
+        let changed = generated.replacen(from, to, 1);
+        assert_eq!(with_generated_tables(&changed, &tables).0, generated, "{to} is rewritten");
+    }
 }
 
 #[test]

@@ -32,7 +32,7 @@ pub struct Cli {
 #[derive(Debug, Clone, Subcommand)]
 pub enum Command {
     /// Summarize a checkpoint (finished or not) and write the result files (the help names them:
-    /// [`with_generated_help`]).
+    /// [`documented`]).
     Report(ReportArgs),
     /// Print, one line per rank in rank order, what each rank sees: launcher, local rank, host,
     /// GPUs and its device, and its place in the layout. Runs under mpirun/srun like a job; trains
@@ -52,18 +52,20 @@ pub struct EnvArgs {
 /// `propulate-rs env`, so that `env` checks exactly what the same flags give a run.
 #[derive(Debug, Clone, Args)]
 pub struct LayoutArgs {
-    /// Number of islands (workers are split evenly).
-    #[arg(long, default_value_t = 1, conflicts_with = "island_sizes")]
+    /// Number of islands (workers split evenly: sizes differ by at most 1)
+    #[arg(value_name = "N", long, default_value_t = 1, conflicts_with = "island_sizes")]
     pub islands: usize,
-    /// Workers per island, comma separated (e.g. 3,5); overrides --islands.
-    #[arg(long, value_delimiter = ',')]
+    /// Workers per island, comma separated (e.g. 3,5), instead of `--islands` [default: none:
+    /// `--islands`]
+    #[arg(value_name = "SIZES", long, value_delimiter = ',')]
     pub island_sizes: Option<Vec<usize>>,
-    /// MPI ranks that evaluate one individual together [default: the CNN 2 (1 when the number of
-    /// ranks is odd), a function or a command trial 1; `env` 1: give it the run's value].
-    #[arg(long)]
+    /// MPI ranks that evaluate one individual together; the world size must be a multiple of K
+    /// [default: the CNN 2 (1 when the number of ranks is odd), a function or a command trial 1;
+    /// `env` 1: give it the run's value]
+    #[arg(value_name = "K", long)]
     pub ranks_per_worker: Option<usize>,
-    /// Run this many ranks as threads of one process instead of using MPI.
-    #[arg(long)]
+    /// Run N ranks (1 to 1,024) as threads of one process instead of MPI
+    #[arg(value_name = "N", long)]
     pub local_ranks: Option<usize>,
 }
 
@@ -80,23 +82,35 @@ impl LayoutArgs {
 /// The result files' flags, declared once for a run and `report`.
 #[derive(Debug, Clone, Args)]
 pub struct ResultArgs {
-    /// Best individuals to show per island.
-    #[arg(long, default_value_t = RunConfig::default().top_n)]
+    /// Best individuals to show per island
+    #[arg(value_name = "N", long, default_value_t = RunConfig::default().top_n)]
     pub top_n: usize,
-    /// The result files' directory (the help names the files: [`with_generated_help`]).
-    #[arg(long)]
+    /// The result files' directory (the help names the files: [`documented`]).
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
 
-/// The command line with the help texts that name the result files generated from the registry
-/// of files (`files::OutputFile`), so that a new result file is named in the help too.
+/// The command line for the terminal: [`documented`]'s, each markdown link in a help text shown
+/// as its text.
 pub fn with_generated_help(cli: clap::Command) -> clap::Command {
+    documented(cli).mut_args(|a| match a.get_help().map(|h| crate::flag_reference::for_terminal(&h.to_string())) {
+        Some(help) => a.help(help),
+        None => a,
+    })
+}
+
+/// The command line as the flag reference shows it (its help texts markdown): the help texts
+/// that name the result files generated from the registry of files (`files::OutputFile`), so that
+/// a new result file is named in the help too.
+pub fn documented(cli: clap::Command) -> clap::Command {
     let files = OutputFile::help_list();
-    cli.mut_arg("out", |a| a.help(format!("Directory to write {files} into at the end (without it: none)")))
+    // `mut_args`, not `mut_arg`, which would move the flag to the end of the help.
+    let out = |help: String| move |a: clap::Arg| if a.get_id() == "out" { a.help(help.clone()) } else { a };
+    cli.mut_args(out(format!("Directory to write {files} into at the end, checked writable before the run")))
         .mut_subcommand("report", |report| {
             report
                 .about(format!("Summarize a checkpoint (finished or not) and write {files}"))
-                .mut_arg("out", |a| a.help(format!("Where to write {files} [default: the checkpoint directory]")))
+                .mut_args(out(format!("Where to write {files} [default: the checkpoint directory]")))
         })
 }
 
@@ -123,83 +137,102 @@ pub struct ReportArgs {
 /// Options of an optimization run.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Minimise this benchmark function instead of tuning the CNN (sphere, rosenbrock, step,
-    /// quartic, rastrigin, griewank, schwefel, bisphere, birastrigin, bukin, eggcrate, himmelblau,
-    /// keane, leon; with several objectives: zdt1, zdt2, zdt3, dtlz2).
-    #[arg(long)]
+    /// Minimise this benchmark function instead of tuning the CNN: one of the reference's 14
+    /// (sphere, rosenbrock, step, quartic, rastrigin, griewank, schwefel, bisphere, birastrigin,
+    /// bukin, eggcrate, himmelblau, keane, leon; an unknown name lists them), or a problem with
+    /// several objectives: zdt1, zdt2, zdt3 (30 parameters, 2 objectives), dtlz2 (12 parameters, 3
+    /// objectives) [default: none: the CNN]
+    #[arg(value_name = "NAME", long)]
     pub function: Option<String>,
-    /// Optimize several objectives at once and keep the Pareto front: NAME:min or NAME:max, comma
-    /// separated. A command trial's result file holds them by name (and `loss` may be one); the
-    /// CNN offers loss, accuracy, seconds (training time) and params (parameter count). The
-    /// functions zdt1, zdt2, zdt3 and dtlz2 declare their own (f1, f2, f3).
+    /// Optimize several objectives at once and keep the Pareto front: `NAME:min` or `NAME:max`,
+    /// comma separated. A command trial's result file holds them by name (and `loss` may be one);
+    /// the CNN offers `loss`, `accuracy`, `seconds` (training time) and `params` (parameter count);
+    /// zdt1, zdt2, zdt3 and dtlz2 declare their own (`f1`, `f2`, `f3`). With the genetic propagator
+    /// (the default then) or `random`; see [several objectives](multi-objective.md) [default: none:
+    /// one loss]
     #[arg(long, value_name = "LIST")]
     pub objectives: Option<String>,
     /// Islands, workers and the ranks of a worker.
     #[command(flatten)]
     pub layout: LayoutArgs,
-    /// Evaluations per worker [default: the CNN 4, a function 1000, a command trial 10].
-    #[arg(long)]
+    /// Evaluations per worker (at most 2^40) [default: the CNN 4, a function 1000, a command trial
+    /// 10]
+    #[arg(value_name = "G", long)]
     pub generations: Option<u64>,
-    /// Probability that an island sends emigrants per generation.
-    #[arg(long, default_value_t = RunConfig::default().migration_probability)]
+    /// Probability that an island sends emigrants per generation (each worker emigrates with P /
+    /// island size)
+    #[arg(value_name = "P", long, default_value_t = RunConfig::default().migration_probability)]
     pub migration_probability: f64,
-    /// Send copies to other islands (pollination) instead of moving individuals.
+    /// Send copies to other islands (pollination) instead of moving individuals (migration)
     #[arg(long)]
     pub pollination: bool,
     /// Let an island's workers share their generations: the island evaluates its workers x
-    /// --generations in all, and a worker whose evaluations are quick goes on while the island's
-    /// last instead of waiting for the slowest at the end.
+    /// `--generations` in all (less at most one running on each other worker), and a worker whose
+    /// evaluations are quick goes on while the island's last instead of waiting for the slowest at
+    /// the end (evaluation times that vary: [scale](../benchmarks/scale.md#what-falls-short));
+    /// configurations given with `--enqueue` are evaluated all the same, each once; a resume may
+    /// turn it on or off
     #[arg(long)]
     pub shared_budget: bool,
-    /// Migration topology: fully-connected, ring, or the path of a matrix file (one row per island).
-    #[arg(long, default_value = "fully-connected")]
+    /// Migration topology: `fully-connected`, `ring`, or the path of a file with an n x n matrix of
+    /// migrant counts (one row per island, zero diagonal)
+    #[arg(value_name = "TOPOLOGY", long, default_value = "fully-connected")]
     pub topology: String,
-    /// Run seed.
-    #[arg(long, default_value_t = 0)]
+    /// Run seed; worker w draws from ChaCha stream w of it
+    #[arg(value_name = "SEED", long, default_value_t = 0)]
     pub seed: u64,
     /// Where the result files go (none without `--out`) and what they show.
     #[command(flatten)]
     pub results: ResultArgs,
-    /// Checkpoint directory; a directory that holds a run is resumed
-    /// [default: checkpoints/<task>-seed<seed>, the task being `cnn`, `command` or the function].
-    #[arg(long)]
+    /// Journal the run in this directory; a directory that holds the run is resumed [default:
+    /// `checkpoints/<task>-seed<seed>`, the task being `cnn`, `command` or the function]
+    #[arg(value_name = "DIR", long)]
     pub checkpoint: Option<PathBuf>,
-    /// Do not checkpoint.
+    /// Do not journal the run (it cannot be resumed)
     #[arg(long, conflicts_with = "checkpoint")]
     pub no_checkpoint: bool,
-    /// When journal lines are forced to disk: never, always, or an interval such as 1000ms.
-    #[arg(long, default_value_t = FsyncPolicy::default())]
+    /// When journal records are forced to disk: `never`, `always`, or an interval such as `1000ms`
+    #[arg(value_name = "WHEN", long, default_value_t = FsyncPolicy::default())]
     pub fsync: FsyncPolicy,
-    /// Start this run's checkpoint from the run in DIR, redistributing its active individuals over
-    /// this run's islands (any number of workers and islands). DIR is only read. Once the new
-    /// checkpoint exists, the same command simply resumes it.
+    /// Start this run's checkpoint from the run in DIR on other numbers of workers or islands, its
+    /// active individuals dealt over this run's islands. DIR is only read; once the new checkpoint
+    /// exists, the same command simply resumes it
     #[arg(long, value_name = "DIR", conflicts_with = "no_checkpoint")]
     pub reshape_from: Option<PathBuf>,
-    /// Start a new run with the evaluations of an earlier one, not evaluated again: PATH is a
-    /// propulate-rs checkpoint directory, a trials.csv, or an Optuna journal file (repeat the flag
-    /// for several). Parameters match by name (a missing, extra or retyped one is an error);
-    /// evaluations with a value outside the space are left out. Recorded in the new checkpoint: a
-    /// resume does not import again.
+    /// Start a new run with the evaluations of an earlier one, not evaluated again (repeatable):
+    /// PATH is a propulate-rs checkpoint directory, a `trials.csv`, or an Optuna journal file (one
+    /// study; complete trials, the first value as the loss, its `constraints` attribute).
+    /// Parameters match by name: one missing from the earlier run, one it has that this space has
+    /// not, or one of another type is an error naming it; an evaluation with a value outside this
+    /// space is left out, and failed ones too (the run says how many). They are dealt over the
+    /// islands as `--reshape-from` deals, recorded in the new checkpoint (a resume does not import
+    /// them again), marked `"imported": true` where they appear (`best.json`'s top lists), and not
+    /// in `trials.csv`, which lists this run's evaluations; not with `--reshape-from`
     #[arg(long, value_name = "PATH", conflicts_with_all = ["no_checkpoint", "reshape_from"])]
     pub warm_start: Vec<PathBuf>,
-    /// Evaluate these configurations first, in order across the workers, before any is bred: a CSV
-    /// file whose header names the parameters, or JSON lines of objects (name to value). Every
-    /// parameter must be given and inside the space. A resume needs the same file.
+    /// Evaluate these configurations first: a CSV file whose header names the parameters, or JSON
+    /// lines of objects (name to value); configuration k is worker `k mod workers`'s generation `k
+    /// / workers`, so each worker evaluates its share in order before it breeds, and a resume
+    /// evaluates each once. Every active parameter must be given and inside the space (an inactive
+    /// conditional one may be left out or empty; else one error naming the configuration and the
+    /// parameter, before any evaluation); a resume needs the same file; not with `--propagator pbt`
     #[arg(long, value_name = "FILE")]
     pub enqueue: Option<PathBuf>,
-    /// Write one log file per rank into DIR (rank-00000.log, ...): role, host, status lines, failed
-    /// evaluations. Appended to when a run is resumed.
+    /// Write one log file per rank into DIR (`rank-00000.log`, ...): role, host, status lines,
+    /// failed evaluations; appended to when a run is resumed
     #[arg(long, value_name = "DIR")]
     pub log_dir: Option<PathBuf>,
-    /// Generations between two status lines in the per-rank logs.
-    #[arg(long, default_value_t = 10, requires = "log_dir", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Generations between two status lines in the per-rank logs (at least 1)
+    #[arg(value_name = "N", long, default_value_t = 10, requires = "log_dir", value_parser = clap::value_parser!(u64).range(1..))]
     pub log_interval: u64,
-    /// Sleep this long in every evaluation, to stand in for an expensive loss (demos, crash tests).
-    #[arg(long, default_value_t = 0.0)]
+    /// With `--function`: sleep this many milliseconds in every evaluation, a stand-in for an
+    /// expensive loss (demos, crash tests); 0 to 3,600,000
+    #[arg(value_name = "MS", long, default_value_t = 0.0)]
     pub eval_delay_ms: f64,
-    /// Spread each evaluation's sleep uniformly by up to this share of --eval-delay-ms either way
-    /// (0.5: between half and one and a half times it), drawn from the evaluation's seed.
-    #[arg(long, default_value_t = 0.0, requires = "eval_delay_ms")]
+    /// With `--eval-delay-ms`: spread each sleep uniformly by up to this share of it either way
+    /// (0.5: half to one and a half times it), drawn from the evaluation's seed, which its identity
+    /// and the run's seed make; at least 0, below 1
+    #[arg(value_name = "SHARE", long, default_value_t = 0.0, requires = "eval_delay_ms")]
     pub eval_delay_spread: f64,
     /// The CNN task's options.
     #[command(flatten)]
@@ -212,7 +245,7 @@ pub struct RunArgs {
     pub trial: CommandArgs,
     #[command(flatten)]
     pub(crate) breeding: PropagatorArgs,
-    /// No progress line.
+    /// No progress line, no per-evaluation lines
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -241,35 +274,40 @@ pub enum LrScaleArg {
 /// Options of the CNN task (ignored with --function and --space).
 #[derive(Debug, Clone, Args)]
 pub struct CnnArgs {
-    /// Directory of MNIST-format idx files (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz],
-    /// t10k-images-idx3-ubyte[.gz], t10k-labels-idx1-ubyte[.gz]); Debian's dataset-fashion-mnist
-    /// installs Fashion-MNIST in the default.
+    /// Directory of MNIST-format idx files (`train-images-idx3-ubyte[.gz]`,
+    /// `train-labels-idx1-ubyte[.gz]`, `t10k-images-idx3-ubyte[.gz]`,
+    /// `t10k-labels-idx1-ubyte[.gz]`), e.g. digit MNIST's; Debian's `dataset-fashion-mnist`
+    /// installs Fashion-MNIST in the default
     #[arg(long, value_name = "DIR", default_value = "/usr/share/datasets/fashion-mnist", help_heading = "CNN task")]
     pub data: PathBuf,
-    /// Training images to use, the first N of the training split (0: all).
+    /// Training images: the first N of the training split (0: all 60,000)
     #[arg(long, value_name = "N", default_value_t = 2000, help_heading = "CNN task")]
     pub train_images: usize,
-    /// Validation images, the first N of the test split (0: all).
+    /// Validation images: the first N of the test split (0: all 10,000)
     #[arg(long, value_name = "N", default_value_t = 1000, help_heading = "CNN task")]
     pub valid_images: usize,
-    /// Most epochs per evaluation.
+    /// Most epochs per evaluation
     #[arg(long, value_name = "N", default_value_t = 20, help_heading = "CNN task")]
     pub epochs: u64,
-    /// Stop a training after this many epochs without a better validation loss.
+    /// Stop a training after N epochs in a row without a better validation loss
     #[arg(long, value_name = "N", default_value_t = 5, help_heading = "CNN task")]
     pub patience: u64,
-    /// Images per training step on each rank.
+    /// Images per training step on each rank
     #[arg(long, value_name = "N", default_value_t = 8, help_heading = "CNN task")]
     pub batch: usize,
-    /// How the learning rate (1e-4 to 1e-2) is searched: log (each decade alike) or linear (evenly
-    /// in its value, as the reference does: most draws near the top, where Adadelta learns fastest).
+    /// How the learning rate (1e-4 to 1e-2) is searched: `log`, evenly in its logarithm, or
+    /// `linear`, evenly in its value as the reference does (most draws near 1e-2, where Adadelta
+    /// learns fastest in a few epochs; see [the CNN search against the
+    /// reference](../benchmarks/cnn.md))
     #[arg(long, value_enum, value_name = "SCALE", default_value_t = LrScaleArg::Log, help_heading = "CNN task")]
     pub lr_scale: LrScaleArg,
-    /// Burn backend: tch (libtorch) or flex (pure Rust) [default: tch when built in, else flex].
-    #[arg(long, help_heading = "CNN task")]
+    /// Burn's backend: `tch` (libtorch, burn-tch) or `flex` (pure Rust) [default: `tch` when built
+    /// in, else `flex`]
+    #[arg(value_name = "BACKEND", long, help_heading = "CNN task")]
     pub backend: Option<String>,
-    /// Where to train: cpu, cuda, or auto (the rank's GPU when libtorch sees one).
-    #[arg(long, default_value = "auto", help_heading = "CNN task")]
+    /// Where to train: `cpu`, `cuda`, or `auto` (the rank's GPU when libtorch sees one, else the
+    /// CPU)
+    #[arg(value_name = "DEVICE", long, default_value = "auto", help_heading = "CNN task")]
     pub device: String,
 }
 
@@ -277,13 +315,15 @@ pub struct CnnArgs {
 #[derive(Debug, Clone, Args)]
 pub struct TrainingArgs {
     /// Stop hopeless trainings early, judged after every reported step (the CNN: every epoch)
-    /// against the island's finished ones (halving: and its running ones): none, median, static,
-    /// log-linear, dynamic or halving (successive halving).
+    /// against the island's finished ones (`halving`: and its running ones): `none`, `median`,
+    /// `static`, `log-linear`, `dynamic` or `halving` (successive halving); see [early
+    /// stopping](early-stopping.md)
     #[arg(long, value_name = "NAME", default_value = "none", help_heading = "Training (CNN task, command trials)")]
     pub early_stop: String,
-    /// GPUs per rank: each rank trains its replica on K consecutive GPUs (local rank x K ...); the
-    /// CNN puts its convolutions on the first and its classifier on the last, a command trial's
-    /// process gets them as CUDA_VISIBLE_DEVICES.
+    /// GPUs per rank, 1 to 64: each rank trains its replica on K consecutive GPUs (local rank x K,
+    /// ...); the CNN puts its convolutions on the first and its classifier on the last, a command
+    /// trial's process gets them as `CUDA_VISIBLE_DEVICES` (see [GPUs and
+    /// clusters](gpus-and-clusters.md))
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "Training (CNN task, command trials)")]
     pub gpus_per_rank: u64,
 }
@@ -291,26 +331,28 @@ pub struct TrainingArgs {
 /// Options of command trials: a user's program tuned as it is (`--space FILE -- COMMAND`).
 #[derive(Debug, Clone, Args)]
 pub struct CommandArgs {
-    /// Tune the program given after `--` over this search space (TOML: a [params] table of float,
-    /// int and categorical parameters). Every rank of a worker runs one process of the program per
-    /// evaluation, with torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, ...).
+    /// Tune the program given after `--` over this search space (TOML: a `[params]` table of float,
+    /// int and categorical parameters; see [command trials](command-trials.md)). Every rank of a
+    /// worker runs one process of the program per evaluation, with torchrun's environment (`RANK`,
+    /// `WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR`, ...)
     #[arg(long, value_name = "FILE", conflicts_with = "function", help_heading = "Command trials")]
     pub space: Option<PathBuf>,
-    /// Stop a trial still running after this many seconds (every process of it, on every rank);
-    /// it is recorded as failed.
+    /// Stop a trial still running after this many seconds (every process of it, on every rank); it
+    /// is recorded as failed
     #[arg(long, value_name = "SECONDS", help_heading = "Command trials")]
     pub trial_timeout: Option<f64>,
     /// Where each trial gets a directory of its own (logs per rank, result file) [default:
-    /// <checkpoint>/trials; with --no-checkpoint, <out>/trials or else ./propulate-trials].
+    /// `<checkpoint>/trials`; with `--no-checkpoint`, `<out>/trials` or else `./propulate-trials`]
     #[arg(long, value_name = "DIR", help_heading = "Command trials")]
     pub trials_dir: Option<PathBuf>,
-    /// Python modules to import once per rank (comma-separated, e.g. torch): each trial's process
+    /// Python modules to import once per rank (comma separated, e.g. `torch`): each trial's process
     /// is then forked from that Python instead of starting anew, which saves the imports' time in
-    /// every evaluation. The command must be `PYTHON [-u] SCRIPT ...` or `PYTHON [-u] -m MODULE ...`.
+    /// every evaluation; the command must be `PYTHON [-u] SCRIPT ...` or `PYTHON [-u] -m MODULE
+    /// ...`
     #[arg(long, value_name = "MODULES", help_heading = "Command trials")]
     pub preload: Option<propulate::trial::PreloadModules>,
     /// The trial command, after `--`: `{name}` in it is replaced by a parameter's value; without
-    /// any placeholder, `--name=value` is appended for every parameter.
+    /// any placeholder, `--name=value` is appended for every parameter
     #[arg(last = true, value_name = "COMMAND", help_heading = "Command trials")]
     pub command: Vec<String>,
 }

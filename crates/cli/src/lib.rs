@@ -10,6 +10,7 @@ mod command_task;
 pub mod early_stop_choice;
 mod env;
 mod evaluation_lines;
+pub mod flag_reference;
 pub mod front;
 mod function_task;
 pub mod objectives;

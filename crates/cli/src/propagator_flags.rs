@@ -43,7 +43,10 @@ pub(crate) struct SettingFlag {
     /// The field of their configuration it sets.
     field: &'static str,
     kind: Kind,
-    /// What it does, without its default.
+    /// The value's name in the help (`--gp-xi X`); unused where the kind names the values.
+    value: &'static str,
+    /// What it does, without its default: markdown, whose links the terminal's help shows as
+    /// their text (`args::with_generated_help`).
     help: &'static str,
     /// Its default, as the help shows it.
     default: Shown,
@@ -122,23 +125,28 @@ const FLAGS: &[SettingFlag] = &[
         owners: GA,
         field: "pop_size",
         kind: Kind::Count,
-        help: "Breeding pool: the best this many on the island",
-        default: Shown::Rule("half the workers, at least 4; with --reference-genetic: 2 x workers"),
+        value: "N",
+        help: "`ga`: the breeding pool: the best this many active individuals on the island",
+        default: Shown::Rule("half the workers, at least 4; with `--reference-genetic`: 2 x workers"),
     },
     SettingFlag {
         long: "random-start",
         owners: GA,
         field: "random_start",
         kind: Kind::Count,
-        help: "Random individuals until the island holds this many, then breeding",
-        default: Shown::Rule("2 x workers, at least 4; with --reference-genetic: the pop size; never below --pop-size"),
+        value: "N",
+        help: "`ga`: random individuals until the island holds this many, then breeding",
+        default: Shown::Rule(
+            "2 x workers, at least 4; with `--reference-genetic`: the pop size; never below `--pop-size`",
+        ),
     },
     SettingFlag {
         long: "crossover-prob",
         owners: GA,
         field: "crossover_prob",
         kind: Kind::Float,
-        help: "Probability that a child is a crossover of two parents",
+        value: "P",
+        help: "`ga`: the probability that a child is a crossover of two parents",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -146,7 +154,8 @@ const FLAGS: &[SettingFlag] = &[
         owners: GA,
         field: "mutation_prob",
         kind: Kind::Float,
-        help: "Probability that one parameter is re-sampled",
+        value: "P",
+        help: "`ga`: the probability that one parameter is re-sampled",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -154,7 +163,8 @@ const FLAGS: &[SettingFlag] = &[
         owners: GA,
         field: "random_init_prob",
         kind: Kind::Float,
-        help: "Probability that the child is replaced by a random point",
+        value: "P",
+        help: "`ga`: the probability that the child is replaced by a random point",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -162,7 +172,9 @@ const FLAGS: &[SettingFlag] = &[
         owners: GA,
         field: "sigma_factor",
         kind: Kind::Float,
-        help: "Largest width of the Gaussian mutation as a fraction of each parameter's range",
+        value: "F",
+        help: "`ga`: the largest width of the Gaussian mutation as a fraction of each parameter's \
+               range",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -170,25 +182,28 @@ const FLAGS: &[SettingFlag] = &[
         owners: GA,
         field: "step_decades",
         kind: Kind::Float,
-        help: "Powers of ten below --sigma-factor that a Gaussian step may reach, drawn log-uniformly per \
-               child",
-        default: Shown::Config(&[(reference_genetic, "with --reference-genetic (a fixed step)")]),
+        value: "D",
+        help: "`ga`: Gaussian steps drawn log-uniformly per child from `--sigma-factor` down this \
+               many powers of ten (0: a fixed step)",
+        default: Shown::Config(&[(reference_genetic, "with `--reference-genetic` (a fixed step)")]),
     },
     SettingFlag {
         long: "differential-prob",
         owners: GA,
         field: "differential_prob",
         kind: Kind::Float,
-        help: "Probability that a child is a differential-evolution step from the pool instead of a \
-               genetic one",
-        default: Shown::Config(&[(reference_genetic, "with --reference-genetic")]),
+        value: "P",
+        help: "`ga`: the probability that a child is a differential-evolution step from the pool \
+               instead of a genetic one",
+        default: Shown::Config(&[(reference_genetic, "with `--reference-genetic`")]),
     },
     SettingFlag {
         long: "pso-inertia",
         owners: PSO,
         field: "inertia",
         kind: Kind::Float,
-        help: "PSO inertia weight w",
+        value: "W",
+        help: "PSO's inertia weight w",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -196,22 +211,25 @@ const FLAGS: &[SettingFlag] = &[
         owners: PSO,
         field: "c_cognitive",
         kind: Kind::Float,
-        help: "PSO cognitive coefficient c1, the pull to the particle's own best",
-        default: Shown::Config(&[(pso_constriction, "for pso-constriction and pso-canonical")]),
+        value: "C1",
+        help: "PSO's cognitive coefficient c1, the pull to the particle's own best",
+        default: Shown::Config(&[(pso_constriction, "for `pso-constriction` and `pso-canonical`")]),
     },
     SettingFlag {
         long: "pso-social",
         owners: PSO,
         field: "c_social",
         kind: Kind::Float,
-        help: "PSO social coefficient c2, the pull to the island's best",
-        default: Shown::Config(&[(pso_constriction, "for pso-constriction and pso-canonical")]),
+        value: "C2",
+        help: "PSO's social coefficient c2, the pull to the island's best",
+        default: Shown::Config(&[(pso_constriction, "for `pso-constriction` and `pso-canonical`")]),
     },
     SettingFlag {
         long: "cmaes-lambda",
         owners: CMAES,
         field: "population_size",
         kind: Kind::Count,
+        value: "N",
         help: "CMA-ES generation size lambda",
         default: Shown::Rule("4 + floor(3 ln n) for n parameters"),
     },
@@ -220,9 +238,10 @@ const FLAGS: &[SettingFlag] = &[
         owners: CMAES,
         field: "model_share",
         kind: Kind::Float,
-        help: "CMA-ES: probability that a child is the lowest point of a quadratic model of the island's \
-               latest evaluations (as lq-CMA-ES), where that model has just ranked the latest ones right; \
-               0: CMA-ES alone",
+        value: "P",
+        help: "CMA-ES: the probability that a child is the lowest point of a quadratic model of \
+               the island's latest evaluations (as lq-CMA-ES), where that model has just ranked \
+               the latest ones right (Kendall's tau at least 0.85); 0: CMA-ES alone",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -230,27 +249,32 @@ const FLAGS: &[SettingFlag] = &[
         owners: TPE,
         field: "gamma",
         kind: Kind::Float,
-        help: "TPE: share of the island's evaluations that make its good density (the univariate and \
-               multivariate models take at most 25)",
-        default: Shown::Config(&[(tpe_independent, "with --tpe-model independent")]),
+        value: "G",
+        help: "TPE: the share of the island's evaluations that make its good density (the \
+               univariate and multivariate models take at most 25)",
+        default: Shown::Config(&[(tpe_independent, "with `--tpe-model independent`")]),
     },
     SettingFlag {
         long: "tpe-startup",
         owners: TPE,
         field: "startup",
         kind: Kind::Count,
+        value: "N",
         help: "TPE: random individuals until the island holds this many evaluated ones",
-        default: Shown::Config(&[(tpe_independent, "with --tpe-model independent")]),
+        default: Shown::Config(&[(tpe_independent, "with `--tpe-model independent`")]),
     },
     SettingFlag {
         long: "tpe-model",
         owners: TPE,
         field: "model",
         kind: Kind::Names(&propulate::propagator::TpeModel::NAMES),
-        help: "TPE: the model: multivariate (Optuna 5's default TPESampler: the good and the bad \
-               densities from a kernel per evaluation over all parameters and a prior, the island's \
-               running evaluations counted as bad ones), univariate (Optuna's multivariate=False: each \
-               parameter on its own) or independent (the model before 2026-11-26)",
+        value: "MODEL",
+        help: "TPE: the model: `multivariate`, Optuna 5's default TPESampler (with \
+               `constant_liar`: the good and the bad densities from a kernel per evaluation over \
+               all parameters and a prior; the island's running evaluations counted as bad ones); \
+               `univariate`, its `multivariate=False` (each parameter on its own; our default from \
+                2026-11-26 to 2026-11-27); or `independent`, the model before 2026-11-26 (see the \
+               [changelog](../../CHANGELOG.md))",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -258,6 +282,7 @@ const FLAGS: &[SettingFlag] = &[
         owners: GP,
         field: "startup",
         kind: Kind::Count,
+        value: "N",
         help: "GP: random individuals until the island holds this many evaluated ones (at least 2)",
         default: Shown::Config(&[]),
     },
@@ -266,8 +291,9 @@ const FLAGS: &[SettingFlag] = &[
         owners: GP,
         field: "xi",
         kind: Kind::Float,
-        help: "GP: improvement over the best loss, in standard deviations of the losses, a candidate must \
-               promise; larger explores more",
+        value: "X",
+        help: "GP: the improvement over the best loss (in standard deviations of the losses) a \
+               candidate must promise; larger explores more",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -275,8 +301,11 @@ const FLAGS: &[SettingFlag] = &[
         owners: GP,
         field: "tpe_share",
         kind: Kind::Float,
-        help: "GP: share of the children bred by TPE (Optuna's default model) from the same island: a \
-               portfolio of the two models, both modelling the island's evaluations",
+        value: "S",
+        help: "GP: the share of the children bred by TPE (Optuna's default model, with its default \
+                settings) from the same island instead of the Gaussian process: a portfolio of \
+               both models, both modelling the island's evaluations; each worker alternates out of \
+                step with the others",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -284,10 +313,12 @@ const FLAGS: &[SettingFlag] = &[
         owners: GP,
         field: "matern",
         kind: Kind::Words(&[("matern52", true), ("squared-exp", false)]),
-        help: "GP: the model: matern52 (Optuna's GPSampler's: a Matérn-5/2 kernel fitted with priors, log \
-               expected improvement climbed by local searches, the island's running evaluations as \
-               fantasies) or squared-exp (the model before 2026-11-26: expected improvement over random \
-               and local candidates)",
+        value: "MODEL",
+        help: "GP: the model: `matern52`, Optuna's GPSampler's (a Matérn-5/2 kernel with a length \
+               scale per parameter fitted with priors, log expected improvement climbed by local \
+               searches, the island's running evaluations as fantasies), or `squared-exp`, the \
+               model before 2026-11-26 (expected improvement over random and local candidates; see \
+                the [changelog](../../CHANGELOG.md))",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -295,10 +326,11 @@ const FLAGS: &[SettingFlag] = &[
         owners: GP,
         field: "warp",
         kind: Kind::Words(&[("power", true), ("none", false)]),
-        help: "GP, matern52 model: the losses' transform before the model fits them: power (a \
-               Yeo-Johnson transform of the standardized losses fitted by maximum likelihood, as HEBO \
-               does, so that a few huge losses do not make the good ones look alike) or none \
-               (standardized only, as Optuna's GPSampler; what a checkpoint from before 2026-11-27 \
+        value: "WARP",
+        help: "GP, matern52 model: the losses' transform before the model fits them: `power`, a \
+               Yeo-Johnson transform of the standardized losses fitted by maximum likelihood, as \
+               HEBO does (so that a few huge losses do not make the good ones look alike); `none`, \
+                standardized only (Optuna's GPSampler; what a checkpoint from before 2026-11-27 \
                keeps)",
         default: Shown::Config(&[]),
     },
@@ -307,9 +339,13 @@ const FLAGS: &[SettingFlag] = &[
         owners: GP,
         field: "incumbent_mean",
         kind: Kind::Words(&[("mean", true), ("observed", false)]),
-        help: "GP, matern52 model: the loss expected improvement is measured from: observed (the lowest \
-               loss evaluated) or mean (the lowest the fitted process predicts at an evaluated point, \
-               which differ where the fit calls part of the losses noise)",
+        value: "FROM",
+        help: "GP, matern52 model: the loss expected improvement is measured from: `observed`, the \
+                lowest loss evaluated, or `mean`, the lowest the fitted process predicts at an \
+               evaluated point (plug-in EI); they differ where the fit calls part of the losses \
+               noise, as for a rugged loss or a noisy training. On BBOB in 5-D a tie with \
+               `observed` \
+               ([benchmark](../benchmarks/bbob-history.md#two-changes-aimed-at-where-the-gp-lost-2026-11-27))",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -317,9 +353,10 @@ const FLAGS: &[SettingFlag] = &[
         owners: GP,
         field: "cmaes_after",
         kind: Kind::Count,
-        help: "GP: hand the island over to CMA-ES once it holds this many evaluations, CMA-ES starting \
-               from the best tenth of them (as Optuna's AutoSampler after 250); int and float parameters \
-               only; 0: never",
+        value: "N",
+        help: "GP: hand the island over to CMA-ES once it holds N evaluations, CMA-ES starting \
+               from the mean, shape and spread of the best tenth of them (as Optuna's AutoSampler \
+               hands over after 250); int and float parameters only; 0: never",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -327,7 +364,8 @@ const FLAGS: &[SettingFlag] = &[
         owners: GP,
         field: "cmaes_model_share",
         kind: Kind::Float,
-        help: "GP: the hand-over's --cmaes-model-share (see there)",
+        value: "P",
+        help: "GP: the hand-over's `--cmaes-model-share`",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -335,9 +373,11 @@ const FLAGS: &[SettingFlag] = &[
         owners: GP,
         field: "quadratic_share",
         kind: Kind::Float,
-        help: "GP: probability that a child is instead the lowest point of a quadratic model of the \
-               island's latest evaluations, where that model has just ranked the latest ones right (see \
-               --cmaes-model-share); int and float parameters only, ignored with a categorical one",
+        value: "P",
+        help: "GP: the probability that a child is instead the lowest point of a quadratic model \
+               of the island's latest evaluations, where that model has just ranked the latest \
+               ones right (see `--cmaes-model-share`); int and float parameters only, ignored with \
+                a categorical one",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -345,12 +385,14 @@ const FLAGS: &[SettingFlag] = &[
         owners: GP,
         field: "trust_region",
         kind: Kind::Float,
-        help: "GP, matern52 model: probability that a child is looked for only inside a trust region \
-               around the island's best point (TuRBO's box: it doubles after 3 batches in a row with an \
-               improvement, halves after max(4, coordinates) evaluations without one, in whole batches, a \
-               batch being as many evaluations as the island's workers run at once), \
-               under a process fitted to the evaluations near it alone; 0: in the whole space, the \
-               default before 2026-11-27",
+        value: "P",
+        help: "GP, matern52 model: the probability that a child is looked for only inside a trust \
+               region around the island's best point, under a process fitted to the evaluations \
+               near it alone (TuRBO's box: it doubles after 3 batches in a row with an improvement \
+                and halves after max(4, coordinates) evaluations without one, rounded up to whole \
+               batches, a batch being as many evaluations as the island's workers run at once); 0: \
+                the whole space, the default before 2026-11-27 and what an older checkpoint keeps \
+               ([benchmark](../benchmarks/bbob-history.md#a-trust-region-2026-11-27))",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -358,8 +400,10 @@ const FLAGS: &[SettingFlag] = &[
         owners: GP,
         field: "per_axis",
         kind: Kind::Words(&[("per-axis", true), ("shared", false)]),
-        help: "GP, squared-exp model: the kernel's length scales, one per parameter coordinate (fitted, so \
-               that parameters the loss barely depends on stop blurring the others) or one shared by all",
+        value: "KERNEL",
+        help: "GP, `squared-exp` model: `per-axis`, a length scale per parameter coordinate, \
+               fitted, so that a parameter the loss barely depends on stops blurring the others; \
+               or `shared`, one for all (the only kernel before the per-axis one)",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -367,8 +411,10 @@ const FLAGS: &[SettingFlag] = &[
         owners: PBT,
         field: "interval",
         kind: Kind::Count,
-        help: "PBT: training steps per evaluation, between two decisions to exploit or continue (epochs for \
-               the CNN; the program's own steps for command trials, given as PROPULATE_STEPS)",
+        value: "N",
+        help: "PBT (`--propagator pbt`, see [population-based training](pbt.md)): training steps \
+               per evaluation, between two decisions to exploit or continue (epochs for the CNN; \
+               the program's own steps for command trials, given as `PROPULATE_STEPS`)",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -376,8 +422,9 @@ const FLAGS: &[SettingFlag] = &[
         owners: PBT,
         field: "quantile",
         kind: Kind::Float,
-        help: "PBT: share of the island's members that exploit (the worst) and are exploited (the best), at \
-               most 0.5",
+        value: "Q",
+        help: "PBT: the share of the island's members that exploit (the worst) and are exploited \
+               (the best), at most 0.5",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -385,8 +432,9 @@ const FLAGS: &[SettingFlag] = &[
         owners: PBT,
         field: "resample_prob",
         kind: Kind::Float,
-        help: "PBT: probability that exploring resamples a parameter from the space instead of multiplying it \
-               by 0.8 or 1.2 (categoricals: resampled or kept)",
+        value: "P",
+        help: "PBT: the probability that exploring resamples a parameter from the space instead of \
+                multiplying it by 0.8 or 1.2 (categoricals: resampled or kept)",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -394,17 +442,20 @@ const FLAGS: &[SettingFlag] = &[
         owners: PBT,
         field: "fixed",
         kind: Kind::List,
-        help: "PBT: parameters exploring copies unchanged, comma separated (a network's shape, which the state \
-               it continues was saved with)",
-        default: Shown::Rule("none; the CNN task: conv_layers,activation"),
+        value: "NAMES",
+        help: "PBT: parameters exploring copies unchanged, comma separated (a network's shape, \
+               which the state it continues was saved with)",
+        default: Shown::Rule("none; the CNN task: `conv_layers,activation`"),
     },
     SettingFlag {
         long: "pbt-keep-seconds",
         owners: PBT,
         field: "keep_s",
         kind: Kind::Float,
-        help: "PBT: seconds a worker keeps a state of its own after its member moved on, before deleting it \
-               (messages between workers can lag; a worker that bred from it meanwhile must find it)",
+        value: "S",
+        help: "PBT: seconds a worker keeps a state of its own after its member moved on, before \
+               deleting it (messages between workers lag; a worker that bred from it meanwhile \
+               must find it)",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -412,9 +463,12 @@ const FLAGS: &[SettingFlag] = &[
         owners: PBT,
         field: "explore",
         kind: Kind::Names(&propulate::propagator::PbtExplore::NAMES),
-        help: "PBT: how an exploiting member's floats and ints move from the donor's: perturb (multiplied by \
-               0.8 or 1.2, or resampled: the paper's and Ray Tune's PBT) or pb2 (picked by a Gaussian \
-               process of what the island's intervals gained, as Ray Tune's PB2; for small populations)",
+        value: "WAY",
+        help: "PBT: how an exploiting member's floats and ints move from the donor's: `perturb` \
+               (multiplied by 0.8 or 1.2, or resampled: the paper's and Ray Tune's PBT) or `pb2` \
+               (picked by a Gaussian process of what the island's intervals gained, as Ray Tune's \
+               PB2; for small populations), see [population-based \
+               training](pbt.md#pb2-a-model-instead-of-perturbations)",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -422,27 +476,33 @@ const FLAGS: &[SettingFlag] = &[
         owners: PBT,
         field: "steps",
         kind: Kind::Count,
-        help: "PBT: training steps per member; a member whose state reached them is finished and its worker \
-               stops; given with --propagator pbt and without --generations, the members end the run",
-        default: Shown::Rule("none: members train until --generations end"),
+        value: "N",
+        help: "PBT: training steps per member, after which its worker stops; given with \
+               `--propagator pbt` and without `--generations`, the members end the run",
+        default: Shown::Rule("none: members train until `--generations` end"),
     },
 ];
 
-const PROPAGATOR_HELP: &str = "Breeding operator [default: auto for the CNN task and command trials, ga with \
-    --function; a resume: its checkpoint's]: auto (picked by the space and the budget, said at the start and \
-    recorded in the checkpoint: cmaes from 1000 evaluations per island on an all-numeric space, gp below \
-    that and up to 1000 on a mostly numeric one, tpe on a mostly categorical one, else tpe; ga for several objectives), ga (genetic and differential children; see \
-    --reference-genetic), pso (basic), pso-clamping, pso-constriction, pso-canonical, cmaes (active), \
-    cmaes-basic, nm (Nelder-Mead); pso, cmaes and nm search int and float parameters only; tpe \
-    (tree-structured Parzen estimator, Optuna's default sampler) models the island's evaluations in a \
-    good and a bad density; gp (Bayesian optimization: a Gaussian process over all parameters, expected \
-    improvement) models them together; random; pbt (population-based training: each worker trains a \
-    member --pbt-interval steps per evaluation, the island's worst members continuing the training \
-    state of its best with perturbed hyperparameters; needs a checkpoint, where the states live)";
+const PROPAGATOR_HELP: &str = "Breeding operator: `auto` (picked by the space and the budget: `cmaes` from 1,000 evaluations \
+    per island on an all-numeric space (`gp` handing over to it after 250 below that), `gp` up to \
+    1,000 on a mostly numeric one, `tpe` on a mostly categorical one, else `tpe`; `ga` for several \
+     objectives; said at the start and recorded in the checkpoint, see \
+    [propagators](propagators.md)), `ga` (genetic children, some of them differential-evolution \
+    steps; see `--reference-genetic`), `pso`, `pso-clamping`, `pso-constriction`, `pso-canonical`, \
+     `cmaes` (active), `cmaes-basic`, `nm` (Nelder-Mead), which search int and float parameters \
+    only; `tpe` (tree-structured Parzen estimator, Optuna's default sampler; any space); `gp` \
+    (Bayesian optimization: a Gaussian process over all parameters, expected improvement; any \
+    space); `random` (random search); `pbt` (population-based training: each worker trains a \
+    member `--pbt-interval` steps per evaluation, the island's worst members continuing the \
+    training state of its best with perturbed hyperparameters; needs a checkpoint, where the \
+    states live; see [population-based training](pbt.md)) [default: `auto` for the CNN task and \
+    command trials, `ga` with `--function`; a resume: its checkpoint's]";
 
-const REFERENCE_GENETIC_HELP: &str = "The Python reference's genetic propagator instead of the default's \
-    settings: a pool of 2 x workers, no wider random start, Gaussian steps of one parameter and fixed \
-    width, no differential children (the default beat it on 12 of its 14 benchmark functions)";
+const REFERENCE_GENETIC_HELP: &str = "The Python reference's genetic propagator instead of the default's settings: a pool of 2 x \
+    workers, no wider random start, Gaussian steps of one parameter and fixed width, no \
+    differential children (`--pop-size`, `--random-start`, `--step-decades` and \
+    `--differential-prob` take the reference's values); the default is at most its median on 12 of \
+     its 14 functions (see [against the Python reference](../benchmarks/reference.md))";
 
 /// The propagator flags as given.
 #[derive(Debug, Clone, Default)]
@@ -461,7 +521,7 @@ impl Args for PropagatorArgs {
             .arg(
                 Arg::new("propagator")
                     .long("propagator")
-                    .value_name("PROPAGATOR")
+                    .value_name("NAME")
                     .help(PROPAGATOR_HELP)
                     .help_heading(HEADING),
             )
@@ -473,14 +533,11 @@ impl Args for PropagatorArgs {
                     .help_heading(HEADING),
             );
         FLAGS.iter().fold(cmd, |cmd, flag| {
-            // The value's name as clap's derive named it from the field: --gp-kernel <GP_KERNEL>
-            // (clap keeps names as `&'static str`; these few are made once per process).
-            let value_name: &'static str = Box::leak(flag.long.to_uppercase().replace('-', "_").into_boxed_str());
             let arg = Arg::new(flag.long)
                 .long(flag.long)
                 .help(flag.help_with_default())
                 .help_heading(HEADING)
-                .value_name(value_name);
+                .value_name(flag.value);
             cmd.arg(match flag.kind {
                 Kind::Float => arg.value_parser(clap::value_parser!(f64)),
                 Kind::Count => arg.value_parser(clap::value_parser!(usize)),
@@ -570,11 +627,11 @@ mod tests {
     fn the_help_shows_each_configurations_default() {
         let help = |long: &str| FLAGS.iter().find(|f| f.long == long).unwrap().help_with_default();
         assert!(help("pso-inertia").ends_with("[default: 0.729]"));
-        assert!(help("pso-cognitive").ends_with("[default: 1.49445; 2.05 for pso-constriction and pso-canonical]"));
-        assert!(help("tpe-gamma").ends_with("[default: 0.1; 0.25 with --tpe-model independent]"));
+        assert!(help("pso-cognitive").ends_with("[default: 1.49445; 2.05 for `pso-constriction` and `pso-canonical`]"));
+        assert!(help("tpe-gamma").ends_with("[default: 0.1; 0.25 with `--tpe-model independent`]"));
         assert!(help("gp-model").ends_with("[default: matern52]"));
         assert!(help("pbt-explore").ends_with("[default: perturb]"));
-        assert!(help("differential-prob").ends_with("[default: 0.3; 0 with --reference-genetic]"));
+        assert!(help("differential-prob").ends_with("[default: 0.3; 0 with `--reference-genetic`]"));
         for flag in FLAGS {
             assert!(!flag.help.contains("[default"), "--{}: the default is added from the table", flag.long);
             let _ = flag.help_with_default();
