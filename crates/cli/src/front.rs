@@ -66,7 +66,7 @@ pub fn options() -> Vec<FrontOption> {
                 name: long.replace('-', "_"),
                 flag: format!("--{long}"),
                 switch: matches!(arg.get_action(), ArgAction::SetTrue),
-                help: arg.get_help().map(|h| h.to_string()).unwrap_or_default().lines().next().unwrap_or("").into(),
+                help: arg.get_help().map(|h| crate::flag_reference::for_terminal(&h.to_string())).unwrap_or_default(),
             })
         })
         .collect()
