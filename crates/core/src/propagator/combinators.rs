@@ -1,7 +1,7 @@
-//! Combinators: chain propagators, pick one by population size or at random, or apply one with a
-//! probability.
-//! Each passes the breeder on to its stages, so a particle swarm inside a combinator still knows
-//! which particle it moves.
+//! Combinators: chain propagators, pick one by population size, at random or by turns, try one
+//! that may have no child to offer before another, or apply one with a probability. Each passes
+//! the breeder on to its stages, so a particle swarm inside a combinator still knows which
+//! particle it moves, and models the island's running evaluations when a stage does.
 
 use rand::RngExt;
 
@@ -70,6 +70,9 @@ impl Propagator for Compose {
     fn offspring(&self) -> usize {
         self.stages.last().expect("non-empty").offspring()
     }
+    fn models_running(&self) -> bool {
+        self.stages.iter().any(|s| s.models_running())
+    }
     breeding_through_run!();
 }
 
@@ -121,6 +124,9 @@ impl Propagator for Conditional {
     fn offspring(&self) -> usize {
         self.if_full.offspring()
     }
+    fn models_running(&self) -> bool {
+        self.if_full.models_running() || self.otherwise.models_running()
+    }
     breeding_through_run!();
 }
 
@@ -169,6 +175,9 @@ impl Propagator for Stochastic {
     }
     fn offspring(&self) -> usize {
         self.inner.offspring()
+    }
+    fn models_running(&self) -> bool {
+        self.inner.models_running()
     }
     breeding_through_run!();
 }
@@ -224,6 +233,9 @@ impl Propagator for Choice {
     fn offspring(&self) -> usize {
         self.first.offspring()
     }
+    fn models_running(&self) -> bool {
+        self.first.models_running() || self.second.models_running()
+    }
     breeding_through_run!();
 }
 
@@ -237,6 +249,119 @@ impl Choice {
     ) -> Result<Vec<Individual>> {
         let chosen = if rng.random_bool(self.probability) { &self.first } else { &self.second };
         call(chosen.as_ref(), breeder, pool, space, rng)
+    }
+}
+
+/// Breeds a `share` of each worker's children with `other` and the rest with `main`: a portfolio
+/// of two models of the same island (the GP and TPE). Worker w's child of generation k is
+/// `other`'s when `floor((k + w + 1) share) > floor((k + w) share)`, so that each worker keeps the
+/// share exactly and neighbouring workers take turns out of step; without a breeder, `main`'s.
+#[derive(Debug)]
+pub struct Portfolio {
+    main: Box<dyn Propagator>,
+    other: Box<dyn Propagator>,
+    share: f64,
+}
+
+impl Portfolio {
+    /// `other` breeds `share` of the children; both must yield as many offspring.
+    pub fn new(main: Box<dyn Propagator>, other: Box<dyn Propagator>, share: f64) -> Result<Self> {
+        if main.offspring() != other.offspring() {
+            return Err(Error::InvalidPropagator(format!(
+                "a portfolio needs operators with as many offspring; {} yields {}, {} yields {}",
+                main.name(),
+                main.offspring(),
+                other.name(),
+                other.offspring()
+            )));
+        }
+        Ok(Portfolio { main, other, share: check_probability("a portfolio's share", share)? })
+    }
+
+    /// Whether `breeder`'s child is `other`'s.
+    pub fn by_other(&self, breeder: Breeder) -> bool {
+        let t = (breeder.generation + u64::from(breeder.worker)) as f64;
+        ((t + 1.0) * self.share).floor() > (t * self.share).floor()
+    }
+}
+
+impl Propagator for Portfolio {
+    fn name(&self) -> &'static str {
+        self.main.name()
+    }
+    fn parents(&self) -> Arity {
+        Arity::Any
+    }
+    fn offspring(&self) -> usize {
+        self.main.offspring()
+    }
+    fn models_running(&self) -> bool {
+        self.main.models_running() || self.other.models_running()
+    }
+    breeding_through_run!();
+}
+
+impl Portfolio {
+    fn run(
+        &self,
+        breeder: Option<Breeder>,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        let chosen = if breeder.is_some_and(|b| self.by_other(b)) { &self.other } else { &self.main };
+        call(chosen.as_ref(), breeder, pool, space, rng)
+    }
+}
+
+/// With probability `probability` asks `first`, which may have no child to offer this time (an
+/// empty result: a model the latest evaluations do not bear out); otherwise, or then, `second`
+/// breeds. The GP composes the quadratic model in front of its process this way.
+#[derive(Debug)]
+pub struct Attempt {
+    first: Box<dyn Propagator>,
+    second: Box<dyn Propagator>,
+    probability: f64,
+}
+
+impl Attempt {
+    /// Try `first` with `probability`, else `second`.
+    pub fn new(first: Box<dyn Propagator>, second: Box<dyn Propagator>, probability: f64) -> Result<Self> {
+        Ok(Attempt { first, second, probability: check_probability("an attempt's probability", probability)? })
+    }
+}
+
+impl Propagator for Attempt {
+    fn name(&self) -> &'static str {
+        self.second.name()
+    }
+    fn parents(&self) -> Arity {
+        Arity::Any
+    }
+    fn offspring(&self) -> usize {
+        self.second.offspring()
+    }
+    fn models_running(&self) -> bool {
+        self.first.models_running() || self.second.models_running()
+    }
+    breeding_through_run!();
+}
+
+impl Attempt {
+    fn run(
+        &self,
+        breeder: Option<Breeder>,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        if rng.random::<f64>() < self.probability {
+            let offered = call(self.first.as_ref(), breeder, pool, space, rng)?;
+            if !offered.is_empty() {
+                return Ok(offered);
+            }
+        }
+        call(self.second.as_ref(), breeder, pool, space, rng)
     }
 }
 

@@ -14,7 +14,7 @@ mod swarm;
 
 pub use bayesian::{Gp, GpConfig, Tpe, TpeConfig, TpeModel};
 pub use cmaes::{Cmaes, CmaesConfig, CovarianceUpdate, default_population_size};
-pub use combinators::{Choice, Compose, Conditional, Stochastic};
+pub use combinators::{Attempt, Choice, Compose, Conditional, Portfolio, Stochastic};
 pub use genetic::{
     CrossoverMultiple, CrossoverSigmoid, CrossoverUniform, DefaultPropagatorConfig, DifferentialStep, InitUniform,
     IntervalMutationNormal, PointMutation, RandomPointMutation, SelectMax, SelectMin, SelectUniform,

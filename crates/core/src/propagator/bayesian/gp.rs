@@ -48,7 +48,7 @@ use crate::bayes::warp::warped;
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId, RankKey};
 use crate::propagator::normalized::{ParamAxis, check_same_space, param_axes, reflect_into_unit};
-use crate::propagator::{Arity, Breeder, Cmaes, CmaesConfig, Pool, Propagator, Tpe, TpeConfig, cmaes};
+use crate::propagator::{Arity, Pool, Propagator, cmaes};
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, Value, standard_normal};
 use crate::surrogate::{LossModel, PerAxisSquaredExp, encode};
@@ -189,18 +189,13 @@ pub struct Gp {
     axes: Vec<ParamAxis>,
     model: ModelCoordinates,
     config: GpConfig,
-    /// The portfolio's other model, when `tpe_share` > 0.
-    tpe: Option<Tpe>,
-    /// What breeds once the island holds `cmaes_after` evaluations.
-    cmaes: Option<Cmaes>,
-    /// The quadratic model's frame and fit ([`GpConfig::quadratic_share`]); `None` when the share
-    /// is 0 or the space has a categorical parameter.
-    quadratic: Option<Cmaes>,
 }
 
 impl Gp {
-    /// GP-EI for `space`; refuses zero candidates, a negative or non-finite `xi`, an `at_bounds`
-    /// outside [0, 1], and a `max_points` below the start or 2.
+    /// GP-EI for `space`, the process alone: the configuration's hand-over to CMA-ES, TPE share
+    /// and quadratic model are compositions around it (`PropagatorSpec::build`). Refuses zero
+    /// candidates, a negative or non-finite `xi`, an `at_bounds` outside [0, 1], and a
+    /// `max_points` below the start or 2.
     pub fn new(space: &SearchSpace, config: GpConfig) -> Result<Self> {
         if config.candidates == 0 {
             return Err(Error::InvalidPropagator("the GP propagator needs at least one candidate".into()));
@@ -226,12 +221,6 @@ impl Gp {
         if config.matern && config.starts == 0 {
             return Err(Error::InvalidPropagator("the GP propagator needs at least one local search start".into()));
         }
-        if !(0.0..=1.0).contains(&config.tpe_share) {
-            return Err(Error::InvalidPropagator(format!(
-                "the GP propagator's share of children bred by TPE must be in [0, 1], got {}",
-                config.tpe_share
-            )));
-        }
         if space.is_conditional() && !config.matern {
             return Err(Error::InvalidPropagator(
                 "the GP's squared-exponential model cannot search a conditional space: use its Matérn model (the default)"
@@ -240,38 +229,8 @@ impl Gp {
         }
         let axes = param_axes(space, "GP")?;
         let model = ModelCoordinates::new(space, &axes);
-        let tpe = (config.tpe_share > 0.0).then(|| Tpe::new(space, TpeConfig::default())).transpose()?;
-        let cmaes = match config.cmaes_after {
-            0 => None,
-            after if after < config.startup.max(2) => {
-                return Err(Error::InvalidPropagator(format!(
-                    "the GP propagator hands over to CMA-ES after {after} evaluations, fewer than its start ({})",
-                    config.startup
-                )));
-            }
-            after => Some(
-                Cmaes::new(space, CmaesConfig { model_share: config.cmaes_model_share, ..CmaesConfig::default() })
-                    .map_err(|e| Error::InvalidPropagator(format!("the GP's hand-over to CMA-ES: {e}")))?
-                    .taking_over_after(after),
-            ),
-        };
-        crate::propagator::check_probability("the GP propagator's quadratic share", config.quadratic_share)?;
         crate::propagator::check_probability("the GP propagator's trust-region share", config.trust_region)?;
-        let quadratic =
-            (config.quadratic_share > 0.0).then(|| Cmaes::new(space, CmaesConfig::default()).ok()).flatten();
-        Ok(Gp { space: space.clone(), axes, model, config, tpe, cmaes, quadratic })
-    }
-
-    /// Whether CMA-ES breeds from `pool` (see [`GpConfig::cmaes_after`]).
-    fn handed_over(&self, pool: &dyn Pool) -> bool {
-        self.cmaes.is_some() && pool.size() >= self.config.cmaes_after
-    }
-
-    /// Whether `breeder`'s child is TPE's (see [`GpConfig::tpe_share`]).
-    fn bred_by_tpe(&self, breeder: Breeder) -> bool {
-        let t = (breeder.generation + u64::from(breeder.worker)) as f64;
-        let s = self.config.tpe_share;
-        ((t + 1.0) * s).floor() > (t * s).floor()
+        Ok(Gp { space: space.clone(), axes, model, config })
     }
 
     /// A candidate near `centre`: every number moved by a Gaussian step on its unit interval
@@ -344,33 +303,10 @@ impl Propagator for Gp {
         1
     }
     fn models_running(&self) -> bool {
-        self.config.matern || self.tpe.as_ref().is_some_and(Propagator::models_running)
-    }
-    fn propagate_as(
-        &self,
-        breeder: Breeder,
-        pool: &dyn Pool,
-        space: &SearchSpace,
-        rng: &mut PropRng,
-    ) -> Result<Vec<Individual>> {
-        match &self.tpe {
-            Some(tpe) if self.bred_by_tpe(breeder) && !self.handed_over(pool) => tpe.propagate(pool, space, rng),
-            _ => self.propagate(pool, space, rng),
-        }
+        self.config.matern
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         check_same_space(&self.space, space, "GP")?;
-        if let Some(cmaes) = self.cmaes.as_ref().filter(|_| self.handed_over(pool)) {
-            return cmaes.propagate(pool, space, rng);
-        }
-        // Before the process's training set is gathered, which the model's child does not need. No
-        // draw without the model: a seed breeds what it bred before.
-        if let Some(quadratic) = &self.quadratic
-            && rng.random::<f64>() < self.config.quadratic_share
-            && let Some(child) = quadratic.model_child_before_hand_over(pool)
-        {
-            return Ok(vec![Individual::new(child)]);
-        }
         let Some(mut told) = self.training_set(pool) else {
             return Ok(vec![Individual::new(space.sample(rng))]);
         };
@@ -596,7 +532,13 @@ fn in_region(coded: &mut [Vec<f64>], bounds: &Bounds, kinds: &[CoordinateKind]) 
 mod tests {
     use super::*;
     use crate::propagator::test_pools::WithRunning;
+    use crate::propagator::{Breeder, Cmaes, CmaesConfig, Portfolio, PropagatorSpec, Tpe, TpeConfig};
     use crate::rng::worker_rng;
+
+    /// The GP `config` composes (its hand-over, portfolio and quadratic model around the process).
+    fn composed(s: &SearchSpace, config: GpConfig) -> Box<dyn Propagator> {
+        PropagatorSpec::Gp(config).build(s).unwrap()
+    }
 
     fn with_loss(values: Vec<Value>, loss: f64) -> Individual {
         let mut i = Individual::new(values);
@@ -844,17 +786,23 @@ mod tests {
         });
         let best = pool.iter().map(|i| i.loss).fold(f64::INFINITY, f64::min);
         let always = GpConfig { quadratic_share: 1.0, ..GpConfig::default() };
-        let child = Gp::new(&s, always).unwrap().propagate(&pool, &s, &mut worker_rng(9, 0)).unwrap().remove(0);
+        let child = composed(&s, always).propagate(&pool, &s, &mut worker_rng(9, 0)).unwrap().remove(0);
         let modelled = loss(&child.values.iter().map(|v| v.as_f64()).collect::<Vec<_>>());
         // The quadratic is exact here: the child is the minimum, or as near it as the trust
         // region around the best tenth reaches; far below the island's best either way.
         assert!(modelled < best * 1e-3, "{modelled} against the best {best}");
-        // A categorical parameter turns the model off without an error; a share outside [0, 1]
-        // is refused.
-        assert!(
-            Gp::new(&space(), GpConfig { quadratic_share: 1.0, ..GpConfig::default() }).unwrap().quadratic.is_none()
-        );
-        let e = Gp::new(&s, GpConfig { quadratic_share: 1.5, ..GpConfig::default() }).unwrap_err().to_string();
+        // A categorical parameter turns the model off without an error: the process alone breeds
+        // (and draws nothing for the model); a share outside [0, 1] is refused.
+        let mixed = space();
+        let pool = sampled_in_order(&mixed, 20, &mut worker_rng(8, 0), |v, _| self::loss(v));
+        let breed = |config: GpConfig| {
+            composed(&mixed, config).propagate(&pool, &mixed, &mut worker_rng(9, 0)).unwrap().remove(0).values
+        };
+        assert_eq!(breed(GpConfig { quadratic_share: 1.0, ..GpConfig::default() }), breed(GpConfig::default()));
+        let e = PropagatorSpec::Gp(GpConfig { quadratic_share: 1.5, ..GpConfig::default() })
+            .build(&s)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("quadratic share"), "{e}");
     }
 
@@ -891,7 +839,7 @@ mod tests {
         let s = SearchSpace::builder().float("x", 0.0, 1.0).int("n", 1, 8).build().unwrap();
         // Without the quadratic model, whose child both may propose.
         let config = GpConfig { cmaes_after: 30, quadratic_share: 0.0, ..GpConfig::default() };
-        let gp = Gp::new(&s, config.clone()).unwrap();
+        let gp = composed(&s, config.clone());
         let cmaes = Cmaes::new(&s, CmaesConfig::default()).unwrap().taking_over_after(30);
         let pool =
             sampled_in_order(&s, 40, &mut worker_rng(4, 0), |v, _| (v[0].as_f64() - 0.2).abs() + v[1].as_f64() / 8.0);
@@ -899,15 +847,16 @@ mod tests {
             p.propagate(&pool.to_vec(), &s, &mut worker_rng(5, 1)).unwrap().remove(0)
         };
         // Below the count the process breeds; from it on, CMA-ES started from those evaluations.
-        assert_ne!(child(&gp, &pool[..29]).values, child(&cmaes, &pool[..29]).values);
+        assert_ne!(child(gp.as_ref(), &pool[..29]).values, child(&cmaes, &pool[..29]).values);
         for n in [30, 40] {
-            assert_eq!(child(&gp, &pool[..n]).values, child(&cmaes, &pool[..n]).values, "{n}");
+            assert_eq!(child(gp.as_ref(), &pool[..n]).values, child(&cmaes, &pool[..n]).values, "{n}");
         }
         // A categorical parameter, or a hand-over before the process starts, is refused.
         let cat = SearchSpace::builder().float("x", 0.0, 1.0).categorical("c", &["a", "b"]).build().unwrap();
-        let e = Gp::new(&cat, config).unwrap_err().to_string();
+        let e = PropagatorSpec::Gp(config).build(&cat).unwrap_err().to_string();
         assert!(e.contains("CMA-ES") && e.contains("'c'"), "{e}");
-        let e = Gp::new(&s, GpConfig { cmaes_after: 3, ..GpConfig::default() }).unwrap_err().to_string();
+        let e =
+            PropagatorSpec::Gp(GpConfig { cmaes_after: 3, ..GpConfig::default() }).build(&s).unwrap_err().to_string();
         assert!(e.contains("after 3 evaluations"), "{e}");
     }
 
@@ -1028,7 +977,7 @@ mod tests {
             GpConfig { tpe_share: 1.5, ..GpConfig::default() },
             GpConfig { tpe_share: f64::NAN, ..GpConfig::default() },
         ] {
-            assert!(matches!(Gp::new(&s, config), Err(Error::InvalidPropagator(_))));
+            assert!(matches!(PropagatorSpec::Gp(config).build(&s), Err(Error::InvalidPropagator(_))));
         }
         let gp = Gp::new(&s, GpConfig::default()).unwrap();
         let other = SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
@@ -1041,16 +990,19 @@ mod tests {
     #[test]
     fn the_tpe_share_breeds_that_share_by_tpe_and_workers_alternate() {
         let s = space();
-        let at = |share: f64| Gp::new(&s, GpConfig { tpe_share: share, ..GpConfig::default() }).unwrap();
-        let by_tpe = |gp: &Gp, worker: u32, generations: u64| {
-            (0..generations).filter(|&g| gp.bred_by_tpe(Breeder { island: 0, worker, generation: g, since: 0 })).count()
+        let at = |share: f64| {
+            let gp = Gp::new(&s, GpConfig::default()).unwrap();
+            Portfolio::new(Box::new(gp), Box::new(Tpe::new(&s, TpeConfig::default()).unwrap()), share).unwrap()
+        };
+        let by_tpe = |p: &Portfolio, worker: u32, generations: u64| {
+            (0..generations).filter(|&g| p.by_other(Breeder { island: 0, worker, generation: g, since: 0 })).count()
         };
         assert_eq!(by_tpe(&at(0.5), 0, 100), 50);
         assert_eq!(by_tpe(&at(0.25), 3, 100), 25);
         assert_eq!(by_tpe(&at(1.0), 1, 10), 10);
-        assert!(at(0.0).tpe.is_none(), "no share, no TPE");
-        let half = at(0.5);
-        let first = |w| half.bred_by_tpe(Breeder { island: 0, worker: w, generation: 0, since: 0 });
+        assert_eq!(by_tpe(&at(0.0), 1, 10), 0, "no share, no TPE");
+        let half = composed(&s, GpConfig { tpe_share: 0.5, ..GpConfig::default() });
+        let first = |w| at(0.5).by_other(Breeder { island: 0, worker: w, generation: 0, since: 0 });
         assert_ne!(first(0), first(1), "neighbouring workers use different models at once");
 
         let mut rng = worker_rng(3, 0);
@@ -1069,8 +1021,8 @@ mod tests {
         let tpe = Tpe::new(&s, TpeConfig::default()).unwrap();
         let gp = Gp::new(&s, GpConfig::default()).unwrap();
         let (g_tpe, g_gp) = if first(0) { (0, 1) } else { (1, 0) };
-        assert_eq!(breed(&half, g_tpe), breed(&tpe, g_tpe));
-        assert_eq!(breed(&half, g_gp), breed(&gp, g_gp));
+        assert_eq!(breed(half.as_ref(), g_tpe), breed(&tpe, g_tpe));
+        assert_eq!(breed(half.as_ref(), g_gp), breed(&gp, g_gp));
         assert_ne!(breed(&tpe, 0), breed(&gp, 0), "the two models breed different children here");
     }
 

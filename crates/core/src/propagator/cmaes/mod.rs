@@ -604,7 +604,7 @@ impl Cmaes {
     /// The model's child ([`Cmaes::model_child`]) for a search another propagator breeds (the
     /// GP's: [`GpConfig::quadratic_share`](crate::propagator::GpConfig::quadratic_share)), in the frame of
     /// the warm start a hand-over would begin from now: the best tenth of the island's evaluations.
-    pub(crate) fn model_child_before_hand_over(&self, pool: &dyn Pool) -> Option<Vec<crate::space::Value>> {
+    fn model_child_before_hand_over(&self, pool: &dyn Pool) -> Option<Vec<crate::space::Value>> {
         let points: Vec<(Vec<f64>, f64)> = pool
             .iter_latest_bred()
             .filter(|i| i.loss.is_finite())
@@ -612,6 +612,37 @@ impl Cmaes {
             .collect();
         let state = State::from_source(&self.strategy, &points, self.config.min_step)?;
         self.model_child(&state, pool).map(|u| self.unit.point_at(&u))
+    }
+}
+
+/// CMA-ES's quadratic model as a propagator of its own, for a search another propagator breeds:
+/// its child is the model's ([`Cmaes::model_child_before_hand_over`]) where the model has just
+/// ranked the latest evaluations right, and it has none to offer (an empty result) otherwise. The
+/// GP puts it in front of its process ([`GpConfig::quadratic_share`](crate::propagator::GpConfig::quadratic_share),
+/// `combinators::Attempt`).
+#[derive(Debug)]
+pub(crate) struct QuadraticModel(Cmaes);
+
+impl QuadraticModel {
+    /// The model for `space`; `None` for a space CMA-ES cannot search (a categorical parameter).
+    pub(crate) fn new(space: &SearchSpace) -> Option<Self> {
+        Cmaes::new(space, CmaesConfig::default()).ok().map(QuadraticModel)
+    }
+}
+
+impl Propagator for QuadraticModel {
+    fn name(&self) -> &'static str {
+        "quadratic model"
+    }
+    fn parents(&self) -> Arity {
+        Arity::Any
+    }
+    fn offspring(&self) -> usize {
+        1
+    }
+    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, _rng: &mut PropRng) -> Result<Vec<Individual>> {
+        check_same_space(&self.0.space, space, "the quadratic model")?;
+        Ok(self.0.model_child_before_hand_over(pool).map(|child| vec![Individual::new(child)]).unwrap_or_default())
     }
 }
 

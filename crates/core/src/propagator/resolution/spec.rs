@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::propagator::{
-    Cmaes, CmaesConfig, CovarianceUpdate, DefaultPropagatorConfig, Gp, GpConfig, InitUniform, NelderMead,
-    NelderMeadConfig, Pbt, PbtConfig, Propagator, Pso, PsoConfig, PsoVariant, Tpe, TpeConfig, default_propagator,
+    Cmaes, CmaesConfig, CovarianceUpdate, DefaultPropagatorConfig, GpConfig, InitUniform, NelderMead, NelderMeadConfig,
+    Pbt, PbtConfig, Propagator, Pso, PsoConfig, PsoVariant, Tpe, TpeConfig, default_propagator,
 };
 use crate::space::SearchSpace;
 
@@ -153,7 +153,7 @@ impl PropagatorSpec {
             PropagatorSpec::CmaesBasic(config) => cmaes(config, CovarianceUpdate::Basic)?,
             PropagatorSpec::Nm(config) => Box::new(NelderMead::new(space, config.clone())?),
             PropagatorSpec::Tpe(config) => Box::new(Tpe::new(space, config.clone())?),
-            PropagatorSpec::Gp(config) => Box::new(Gp::new(space, config.clone())?),
+            PropagatorSpec::Gp(config) => super::composed::gp(space, config)?,
             PropagatorSpec::Random {} => Box::new(InitUniform::fresh()),
             PropagatorSpec::Pbt(config) => Box::new(Pbt::new(space, config.clone())?),
         })

@@ -1,0 +1,53 @@
+//! The GP as its configuration ([`GpConfig`]) composes it, as Optuna's AutoSampler composes its
+//! samplers: the process ([`Gp`]), which owns its own model only; where the configuration asks,
+//! the quadratic model tried in front of it ([`Attempt`], `quadratic_share`), TPE breeding a share
+//! of the children ([`Portfolio`], `tpe_share`), and CMA-ES taking the island over once it holds a
+//! count of evaluations ([`Conditional`], `cmaes_after`; what `auto` asks for). The checkpoint
+//! records the configuration, so a resume builds the same composition.
+
+use crate::error::{Error, Result};
+use crate::propagator::cmaes::QuadraticModel;
+use crate::propagator::{
+    Attempt, Cmaes, CmaesConfig, Conditional, Gp, GpConfig, Portfolio, Propagator, Tpe, TpeConfig, check_probability,
+};
+use crate::space::SearchSpace;
+
+/// The GP configured by `config` for `space`: the process, and around it what the configuration
+/// composes. Refuses what [`Gp::new`] refuses, shares outside [0, 1], a hand-over before the
+/// process starts, and one to CMA-ES in a space it cannot search (a categorical parameter).
+pub(crate) fn gp(space: &SearchSpace, config: &GpConfig) -> Result<Box<dyn Propagator>> {
+    let process = Gp::new(space, config.clone())?;
+    if !(0.0..=1.0).contains(&config.tpe_share) {
+        return Err(Error::InvalidPropagator(format!(
+            "the GP propagator's share of children bred by TPE must be in [0, 1], got {}",
+            config.tpe_share
+        )));
+    }
+    check_probability("the GP propagator's quadratic share", config.quadratic_share)?;
+    let mut composed: Box<dyn Propagator> = Box::new(process);
+    // The quadratic model needs int and float parameters only: without it, the process alone.
+    if let Some(model) = QuadraticModel::new(space).filter(|_| config.quadratic_share > 0.0) {
+        composed = Box::new(Attempt::new(Box::new(model), composed, config.quadratic_share)?);
+    }
+    if config.tpe_share > 0.0 {
+        let tpe = Tpe::new(space, TpeConfig::default())?;
+        composed = Box::new(Portfolio::new(composed, Box::new(tpe), config.tpe_share)?);
+    }
+    match config.cmaes_after {
+        0 => {}
+        after if after < config.startup.max(2) => {
+            return Err(Error::InvalidPropagator(format!(
+                "the GP propagator hands over to CMA-ES after {after} evaluations, fewer than its start ({})",
+                config.startup
+            )));
+        }
+        after => {
+            let cmaes =
+                Cmaes::new(space, CmaesConfig { model_share: config.cmaes_model_share, ..CmaesConfig::default() })
+                    .map_err(|e| Error::InvalidPropagator(format!("the GP's hand-over to CMA-ES: {e}")))?
+                    .taking_over_after(after);
+            composed = Box::new(Conditional::new(after, Box::new(cmaes), composed)?);
+        }
+    }
+    Ok(composed)
+}
