@@ -7,6 +7,7 @@ use friedrich::gaussian_process::GaussianProcess;
 use friedrich::kernel::{Kernel, Matern1};
 use friedrich::prior::ConstantPrior;
 
+use crate::propagator::unit_coordinate;
 use crate::space::{Domain, SearchSpace, Value};
 
 mod kernel;
@@ -17,19 +18,13 @@ pub(crate) use kernel::PerAxisSquaredExp;
 /// model instead of the crate panicking.
 const CHOLESKY_EPSILON: f64 = 1e-9;
 
-/// `values` as a point of the unit cube: floats and ints scaled by their bounds (log-scale floats
-/// in log space), each categorical as one coordinate per choice.
+/// `values` as a point of the unit cube: each float and int on its unit interval by the crate's one
+/// rule (`propagator::unit_coordinate`: log floats in `ln`, an int at the centre of its bin), each
+/// categorical as one coordinate per choice.
 pub(crate) fn encode(space: &SearchSpace, values: &[Value]) -> Vec<f64> {
-    let unit = |x: f64, lo: f64, hi: f64| {
-        let u = (x - lo) / (hi - lo);
-        if u.is_finite() { u.clamp(0.0, 1.0) } else { 0.5 }
-    };
     let mut point = Vec::with_capacity(values.len());
     for (p, v) in space.params().iter().zip(values) {
         match (&p.domain, *v) {
-            (Domain::Float { lo, hi, log: true }, Value::Float(x)) => point.push(unit(x.ln(), lo.ln(), hi.ln())),
-            (Domain::Float { lo, hi, .. }, Value::Float(x)) => point.push(unit(x, *lo, *hi)),
-            (Domain::Int { lo, hi }, Value::Int(x)) => point.push(unit(x as f64, *lo as f64, *hi as f64)),
             (Domain::Categorical { choices }, Value::Cat(c)) => {
                 point.extend((0..choices.len()).map(|i| if i == c as usize { 1.0 } else { 0.0 }))
             }
@@ -38,6 +33,9 @@ pub(crate) fn encode(space: &SearchSpace, values: &[Value]) -> Vec<f64> {
             // space the same length, which the models need.
             (Domain::Categorical { choices }, _) => {
                 point.extend(std::iter::repeat_n(1.0 / choices.len() as f64, choices.len()))
+            }
+            (Domain::Float { .. }, Value::Float(_)) | (Domain::Int { .. }, Value::Int(_)) => {
+                point.push(unit_coordinate(&p.domain, v).filter(|u| u.is_finite()).unwrap_or(0.5))
             }
             _ => point.push(0.5),
         }
@@ -128,7 +126,8 @@ mod tests {
             .unwrap();
         let x = encode(&space, &[Value::Float(1e-3), Value::Int(10), Value::Cat(2)]);
         assert_eq!(x.len(), 5);
-        assert!((x[0] - 0.5).abs() < 1e-12 && x[1] == 1.0 && x[2..] == [0.0, 0.0, 1.0], "{x:?}");
+        // The int at the centre of its bin (the last of 9), as every model of the crate sees it.
+        assert!((x[0] - 0.5).abs() < 1e-12 && (x[1] - 8.5 / 9.0).abs() < 1e-12 && x[2..] == [0.0, 0.0, 1.0], "{x:?}");
         // A mistyped value keeps the point's length.
         let y = encode(&space, &[Value::Float(1e-3), Value::Int(10), Value::Float(1.0)]);
         assert_eq!(y.len(), 5, "{y:?}");

@@ -20,6 +20,7 @@ pub use genetic::{
     IntervalMutationNormal, PointMutation, RandomPointMutation, SelectMax, SelectMin, SelectUniform,
     default_propagator,
 };
+pub(crate) use normalized::unit_coordinate;
 pub use pbt::{Excluding, Pbt, PbtConfig, PbtExplore};
 pub use resolution::{
     AUTO, CMAES_FROM, Continued, GP_EVALUATIONS, GivenSetting, Problem, PropagatorChoice, PropagatorSpec,

@@ -25,6 +25,39 @@ enum Axis {
     Int { lo: i64, hi: i64 },
 }
 
+impl Axis {
+    /// The axis of a numeric domain; `None` for a categorical.
+    fn of(domain: &Domain) -> Option<Axis> {
+        match *domain {
+            Domain::Float { lo, hi, log: false } => Some(Axis::Linear { lo, hi }),
+            Domain::Float { lo, hi, log: true } => Some(Axis::Log { lo, hi }),
+            Domain::Int { lo, hi } => Some(Axis::Int { lo, hi }),
+            Domain::Categorical { .. } => None,
+        }
+    }
+
+    /// The coordinate of `v` on this axis, in `[0, 1]`: an int at the centre of its bin.
+    fn unit(&self, v: &Value) -> f64 {
+        let u = match (self, v) {
+            // Counted exactly even near the ends of i64.
+            (&Axis::Int { lo, hi }, &Value::Int(x)) => {
+                ((i128::from(x) - i128::from(lo)) as f64 + 0.5) / (int_span(lo, hi) as f64 + 1.0)
+            }
+            (&Axis::Int { lo, hi }, v) => (v.as_f64() - lo as f64 + 0.5) / (int_span(lo, hi) as f64 + 1.0),
+            (&Axis::Linear { lo, hi }, v) => fraction(v.as_f64(), lo, hi),
+            (&Axis::Log { lo, hi }, v) => fraction(v.as_f64().max(lo).ln(), lo.ln(), hi.ln()),
+        };
+        u.clamp(0.0, 1.0)
+    }
+}
+
+/// The coordinate of `v` of a numeric `domain` on its unit interval, by the rule every model of
+/// the crate uses (floats linearly, log floats in `ln`, an int at the centre of its bin); `None`
+/// for a categorical. What the dynamic early stopper's prior encodes a configuration with.
+pub(crate) fn unit_coordinate(domain: &Domain, v: &Value) -> Option<f64> {
+    Axis::of(domain).map(|axis| axis.unit(v))
+}
+
 /// The map between a search space without categoricals and the unit box.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct UnitBox {
@@ -37,11 +70,9 @@ impl UnitBox {
         super::refuse_conditional(space, propagator)?;
         let mut axes = Vec::with_capacity(space.len());
         for p in space.params() {
-            axes.push(match &p.domain {
-                Domain::Float { lo, hi, log: false } => Axis::Linear { lo: *lo, hi: *hi },
-                Domain::Float { lo, hi, log: true } => Axis::Log { lo: *lo, hi: *hi },
-                Domain::Int { lo, hi } => Axis::Int { lo: *lo, hi: *hi },
-                Domain::Categorical { .. } => {
+            axes.push(match Axis::of(&p.domain) {
+                Some(axis) => axis,
+                None => {
                     return Err(Error::InvalidPropagator(format!(
                         "{propagator} cannot search categorical parameter '{}'; it works on ordered \
                          numbers only: make '{}' an int or float parameter, or use the default \
@@ -61,22 +92,7 @@ impl UnitBox {
 
     /// The coordinates of `values` in the unit box.
     pub(crate) fn to_unit(&self, values: &[Value]) -> Vec<f64> {
-        self.axes
-            .iter()
-            .zip(values)
-            .map(|(axis, v)| {
-                let u = match (axis, v) {
-                    // The centre of the integer's bin, counted exactly even near the ends of i64.
-                    (&Axis::Int { lo, hi }, &Value::Int(x)) => {
-                        ((i128::from(x) - i128::from(lo)) as f64 + 0.5) / (int_span(lo, hi) as f64 + 1.0)
-                    }
-                    (&Axis::Int { lo, hi }, v) => (v.as_f64() - lo as f64 + 0.5) / (int_span(lo, hi) as f64 + 1.0),
-                    (&Axis::Linear { lo, hi }, v) => fraction(v.as_f64(), lo, hi),
-                    (&Axis::Log { lo, hi }, v) => fraction(v.as_f64().max(lo).ln(), lo.ln(), hi.ln()),
-                };
-                u.clamp(0.0, 1.0)
-            })
-            .collect()
+        self.axes.iter().zip(values).map(|(axis, v)| axis.unit(v)).collect()
     }
 
     /// The point of the space at unit coordinates `u`, reflected and clipped into the box first.
