@@ -13,7 +13,7 @@
 # Knobs: FUNCTIONS [1..24]; INSTANCES [1 2 3 4 5]; DIMS [5]; BUDGET [200] evaluations per run;
 # NP [8] MPI ranks, one worker each; ISLANDS [1]; OURS ["default"]: the propulate-rs variants to
 # run, separated by `;`: a propagator's name (--propagator NAME), `default` (no flag: what a
-# `--space` command trial gets) or `LABEL=FLAGS` (e.g. `old-gp=--gp-model squared-exp`); empty:
+# `--space` command trial gets) or `LABEL=FLAGS` (e.g. `whole=--gp-trust-region 0`); empty:
 # none; OPTUNA ["tpe gp"]: tpe, gp, cmaes (default settings each; empty:
 # none); SEED [1]: the run seed, or several ("1 2 3": each problem once per seed); EVAL_SECONDS [1]: each of our evaluations lasts 0.5-1.5x this (see
 # benches/bbob_trial.py; Optuna's sequential runs do not wait, waiting changes nothing for them);

@@ -12,14 +12,17 @@
 //! indexed. TPE models every evaluation, so it reads the whole pool either way (by reference now,
 //! cloned before).
 
+mod common;
+use common::{island, space};
+
 use std::cell::RefCell;
 use std::time::Instant;
 
-use propulate::individual::{Individual, IndividualId};
+use propulate::SearchSpace;
+use propulate::individual::Individual;
 use propulate::population::{Population, in_breeding_order};
 use propulate::propagator::{Breeder, Pool, PropagatorSpec};
 use propulate::rng::{PropRng, worker_rng};
-use propulate::{SearchSpace, Value};
 
 /// A pool that copies: every read of the whole pool clones it (and sorts the copy into breeding
 /// order where the order matters), as each breed did before the population served that order.
@@ -72,29 +75,6 @@ impl Pool for Copying<'_> {
     }
 }
 
-fn space() -> SearchSpace {
-    let mut b = SearchSpace::builder();
-    for name in ["a", "b", "c", "d"] {
-        b = b.float(name, -5.0, 5.0);
-    }
-    b.build().expect("a valid space")
-}
-
-/// An island of `n` evaluated individuals bred by 8 workers.
-fn island(space: &SearchSpace, n: usize) -> Population {
-    let mut rng = worker_rng(1, 0);
-    let mut population = Population::new();
-    for k in 0..n {
-        let mut ind = Individual::new(space.sample(&mut rng));
-        let sum: f64 = ind.values.iter().map(|v| if let Value::Float(x) = v { x * x } else { 0.0 }).sum();
-        ind.loss = sum;
-        ind.id = IndividualId { island: 0, worker: (k % 8) as u32, generation: (k / 8) as u64 };
-        ind.start_us = (k as i64) * 1000 + (k % 3) as i64; // bred in order, a few out of it
-        population.insert(ind);
-    }
-    population
-}
-
 /// The median seconds of `reps` breeds from `pool`.
 fn median_breed(
     name: &str,
@@ -129,7 +109,7 @@ fn main() {
     println!("median time of one breed, {reps} breeds each; ratio = copying / indexed");
     println!("{:>8} {:>6} {:>12} {:>12} {:>7}", "pool", "name", "indexed ms", "copying ms", "ratio");
     for &n in &sizes {
-        let population = island(&space, n);
+        let population = island(&space, 8, n);
         for name in ["cmaes", "nm", "tpe", "gp"] {
             let indexed = median_breed(name, &space, reps, |breed| breed(&population));
             let mut copying = Copying { population: &population, copies: RefCell::new(Vec::new()) };

@@ -40,9 +40,8 @@
 //! genetic defaults as the base; a label starting `reference-emulated` also sets every mutated
 //! learning rate to 0.01, as the reference's reversed bounds do), tpe (1: the TPE propagator),
 //! tpe-start, tpe-gamma, tpe-cand (its settings), hybrid (with tpe: the share of TPE children, the
-//! rest genetic), gp (1: the GP propagator), gp-start, gp-xi, gp-axes (1: a length scale per
-//! coordinate), gp-bounds (the share of local steps stopping at a bound). Without variants: the
-//! defaults.
+//! rest genetic), gp (1: the GP propagator), gp-start, gp-xi, gp-bounds (the share of local
+//! steps stopping at a bound). Without variants: the defaults.
 
 use std::time::Duration;
 
@@ -188,7 +187,6 @@ fn parse_variant(spec: &str) -> Result<Variant, String> {
             "gp" => gp = Some(gp.unwrap_or_default()),
             "gp-start" => gp.get_or_insert_with(GpConfig::default).startup = num()? as usize,
             "gp-xi" => gp.get_or_insert_with(GpConfig::default).xi = num()?,
-            "gp-axes" => gp.get_or_insert_with(GpConfig::default).per_axis = num()? == 1.0,
             "gp-bounds" => gp.get_or_insert_with(GpConfig::default).at_bounds = num()?,
             _ => return Err(format!("{label}: unknown key {k}")),
         }

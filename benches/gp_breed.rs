@@ -8,8 +8,8 @@
 //!
 //! `matern52` is the default model (its losses warped, `--gp-warp power`; in a trust region with the
 //! region's own process, `--gp-trust-region 1`), `whole space` the same over the whole space
-//! (`--gp-trust-region 0`), `unwarped` the whole space's with `--gp-warp none`, `squared-exp` the
-//! model before them (`--gp-model`). For Optuna's
+//! (`--gp-trust-region 0`), `unwarped` the whole space's with `--gp-warp none` (the
+//! squared-exponential model before them was retired on 2026-11-28). For Optuna's
 //! GPSampler compare its seconds per trial in benches/bbob.sh's results (200 sequential trials).
 
 use std::time::Instant;
@@ -64,8 +64,8 @@ fn main() {
     let reps = list("REPS", "7")[0];
     println!("median time of one GP child, {reps} children each");
     println!(
-        "{:>4} {:>6} {:>14} {:>14} {:>16} {:>14} {:>22}",
-        "dims", "pool", "squared-exp ms", "unwarped ms", "whole space ms", "matern52 ms", "matern52, 7 running ms"
+        "{:>4} {:>6} {:>14} {:>16} {:>14} {:>22}",
+        "dims", "pool", "unwarped ms", "whole space ms", "matern52 ms", "matern52, 7 running ms"
     );
     for &d in &dims {
         let mut builder = SearchSpace::builder();
@@ -73,23 +73,20 @@ fn main() {
             builder = builder.float(&format!("x{i}"), -5.0, 5.0);
         }
         let space = builder.build().expect("space");
-        let legacy = GpConfig { matern: false, candidates: 1000, xi: 0.01, ..GpConfig::default() };
         let build = |config: GpConfig| PropagatorSpec::Gp(config).build(&space).expect("builds");
-        let (old, new) = (build(legacy), build(GpConfig::default()));
+        let new = build(GpConfig::default());
         let unwarped = build(GpConfig { warp: false, trust_region: 0.0, ..GpConfig::default() });
         // The default before its trust region: the acquisition over the whole space.
         let whole = build(GpConfig { trust_region: 0.0, ..GpConfig::default() });
         for &n in &sizes {
             let alone = island(&space, n, 0);
             let busy = island(&space, n, 7);
-            let t_old = median_breed(old.as_ref(), &alone, &space, reps);
             let t_plain = median_breed(unwarped.as_ref(), &alone, &space, reps);
             let t_whole = median_breed(whole.as_ref(), &alone, &space, reps);
             let t_new = median_breed(new.as_ref(), &alone, &space, reps);
             let t_busy = median_breed(new.as_ref(), &busy, &space, reps);
             println!(
-                "{d:>4} {n:>6} {:>14.1} {:>14.1} {:>16.1} {:>14.1} {:>22.1}",
-                t_old * 1e3,
+                "{d:>4} {n:>6} {:>14.1} {:>16.1} {:>14.1} {:>22.1}",
                 t_plain * 1e3,
                 t_whole * 1e3,
                 t_new * 1e3,

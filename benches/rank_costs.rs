@@ -18,47 +18,21 @@
 //! the end's collectives run once). Prints a table and appends JSON lines to
 //! WORK/rank_costs.jsonl [bench-results/rank_costs], which the simulation reads.
 
+mod common;
+use common::{evaluated, island, space};
+
 use std::io::Write;
 use std::time::Instant;
 
 use propulate::driver::message::{Message, TAG_DATA, decode, encode};
-use propulate::individual::{Individual, IndividualId};
+
+use propulate::SearchSpace;
 use propulate::journal::{Bred, Eval, Event, FsyncPolicy, JournalWriter};
 use propulate::population::Population;
 use propulate::propagator::{Breeder, Pool, PropagatorSpec};
-use propulate::rng::{PropRng, worker_rng};
+use propulate::rng::worker_rng;
 use propulate::transport::PointToPoint;
 use propulate::transport::local::local_world;
-use propulate::{SearchSpace, Value};
-
-fn space() -> SearchSpace {
-    let mut b = SearchSpace::builder();
-    for name in ["a", "b", "c", "d"] {
-        b = b.float(name, -5.0, 5.0);
-    }
-    b.build().expect("a valid space")
-}
-
-/// A freshly evaluated individual of worker `worker`'s generation `generation`.
-fn evaluated(space: &SearchSpace, rng: &mut PropRng, worker: usize, generation: u64) -> Individual {
-    let mut ind = Individual::new(space.sample(rng));
-    ind.loss = ind.values.iter().map(|v| if let Value::Float(x) = v { x * x } else { 0.0 }).sum();
-    ind.id = IndividualId { island: 0, worker: worker as u32, generation };
-    ind.start_us = generation as i64 * 1_000_000 + worker as i64;
-    ind.duration_s = 1.0;
-    ind
-}
-
-/// An island of `workers` workers whose population holds `history` evaluated individuals, bred in
-/// turn.
-fn island(space: &SearchSpace, workers: usize, history: usize) -> Population {
-    let mut rng = worker_rng(1, 0);
-    let mut population = Population::new();
-    for k in 0..history {
-        population.insert(evaluated(space, &mut rng, k % workers, (k / workers) as u64));
-    }
-    population
-}
 
 fn median(mut times: Vec<f64>) -> f64 {
     times.sort_by(f64::total_cmp);

@@ -635,10 +635,11 @@ fn old_genetic_settings() -> serde_json::Value {
 }
 
 /// A resume breeds with the propagator settings its checkpoint recorded, flags left out included:
-/// a GP run started with `--gp-kernel shared` resumes with it (`best.json` names every setting in
-/// effect), another kernel is refused, a GP checkpoint from before propagator specs that records
-/// no kernel (written before the per-axis one) resumes with the shared one and the
-/// squared-exponential model, and a new GP run records the per-axis default and the Matérn model.
+/// a GP run started with `--gp-warp none` resumes with it (`best.json` names every setting in
+/// effect), another value is refused, a GP checkpoint from before propagator specs (bred with the
+/// squared-exponential model, retired since) is refused with a message naming the retirement and
+/// `--warm-start`, which then starts a new run from its evaluations, and a new GP run records the
+/// defaults and the Matérn model.
 #[test]
 fn a_resume_keeps_the_checkpoints_propagator_settings() {
     let tmp = tempfile::tempdir().unwrap();
@@ -651,25 +652,25 @@ fn a_resume_keeps_the_checkpoints_propagator_settings() {
         cmd.args(run_args(dir, &base));
         run_with_timeout(cmd, Duration::from_secs(60))
     };
-    // (per_axis, matern, xi) as best.json names them: every setting, defaults too.
+    // (warp, matern, xi) as best.json names them: every setting, defaults too.
     let settings_in_best = || {
         let best: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("best.json")).unwrap()).unwrap();
         let s = &best["propagator_settings"];
-        (s["per_axis"].clone(), s["matern"].clone(), s["xi"].as_f64().unwrap())
+        (s["warp"].clone(), s["matern"].clone(), s["xi"].as_f64().unwrap())
     };
-    let per_axis_in_best = || settings_in_best().0;
-    let first = job(&dir, &["--generations", "7", "--propagator", "gp", "--gp-kernel", "shared"]);
+    let first = job(&dir, &["--generations", "7", "--propagator", "gp", "--gp-warp", "none"]);
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     let resumed = job(&dir, &["--generations", "9"]);
     assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
-    assert_eq!(per_axis_in_best(), false);
-    let other = job(&dir, &["--generations", "10", "--gp-kernel", "per-axis"]);
+    assert_eq!(settings_in_best().0, false);
+    let other = job(&dir, &["--generations", "10", "--gp-warp", "power"]);
     let stderr = String::from_utf8_lossy(&other.stderr);
     assert_eq!(other.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("propagator gp per_axis: checkpoint has false, this run has true"), "{stderr}");
+    assert!(stderr.contains("propagator gp warp: checkpoint has false, this run has true"), "{stderr}");
     // A GP checkpoint from before propagator specs: the name and the flags given as facts, the
-    // genetic settings in `config.propagator`, no kernel recorded: it bred with the shared one.
+    // genetic settings in `config.propagator`. It bred with the squared-exponential model, which
+    // is retired: refused, naming the way on.
     let path = dir.join("manifest.json");
     let mut manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(manifest["config"]["propagator"]["name"], "gp", "{manifest}");
@@ -677,10 +678,20 @@ fn a_resume_keeps_the_checkpoints_propagator_settings() {
     manifest["extra"]["propagator"] = "gp".into();
     std::fs::write(&path, manifest.to_string()).unwrap();
     let legacy = job(&dir, &["--generations", "10"]);
-    assert!(legacy.status.success(), "{}", String::from_utf8_lossy(&legacy.stderr));
-    // ... and with the squared-exponential model and its settings, the only ones then.
-    assert_eq!(settings_in_best(), (false.into(), false.into(), 0.01));
-    // A new GP run records the default kernel.
+    let stderr = String::from_utf8_lossy(&legacy.stderr);
+    assert_eq!(legacy.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("squared-exponential model") && stderr.contains("retired"), "{stderr}");
+    assert!(stderr.contains("--warm-start DIR"), "{stderr}");
+    // ... and its 9 evaluations start a new run, not evaluated again.
+    let dir_text = dir.to_str().unwrap();
+    let warm = job(&tmp.path().join("warm"), &["--generations", "2", "--propagator", "gp", "--warm-start", dir_text]);
+    let stderr = String::from_utf8_lossy(&warm.stderr);
+    assert!(warm.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("9 evaluations") || String::from_utf8_lossy(&warm.stdout).contains("9 evaluations"),
+        "{stderr}"
+    );
+    // A new GP run records the defaults and the Matérn model.
     let fresh = job(&tmp.path().join("fresh"), &["--generations", "2", "--propagator", "gp"]);
     assert!(fresh.status.success(), "{}", String::from_utf8_lossy(&fresh.stderr));
     assert_eq!(settings_in_best(), (true.into(), true.into(), 0.0));

@@ -320,8 +320,8 @@ fn bad_cnn_flags_are_clear_errors_before_any_training() {
             "--tpe-gamma sets the tpe propagator, but the propagator is gp: add --propagator tpe",
         ),
         (
-            &["--propagator", "tpe", "--gp-kernel", "shared"],
-            "--gp-kernel sets the gp propagator, but the propagator is tpe: add --propagator gp",
+            &["--propagator", "tpe", "--gp-warp", "none"],
+            "--gp-warp sets the gp propagator, but the propagator is tpe: add --propagator gp",
         ),
         (&["--gp-kernel", "round"], "invalid value 'round' for '--gp-kernel <GP_KERNEL>'"),
         (&["--backend", "cuda"], "unknown backend 'cuda'; valid: tch, flex"),

@@ -316,9 +316,9 @@ const FLAGS: &[SettingFlag] = &[
         value: "MODEL",
         help: "GP: the model: `matern52`, Optuna's GPSampler's (a Matérn-5/2 kernel with a length \
                scale per parameter fitted with priors, log expected improvement climbed by local \
-               searches, the island's running evaluations as fantasies), or `squared-exp`, the \
-               model before 2026-11-26 (expected improvement over random and local candidates; see \
-                the [changelog](../../CHANGELOG.md))",
+               searches, the island's running evaluations as fantasies). `squared-exp`, the model \
+               before 2026-11-26, was retired on 2026-11-28 and is refused (see the \
+               [changelog](../../CHANGELOG.md))",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -327,7 +327,7 @@ const FLAGS: &[SettingFlag] = &[
         field: "warp",
         kind: Kind::Words(&[("power", true), ("none", false)]),
         value: "WARP",
-        help: "GP, matern52 model: the losses' transform before the model fits them: `power`, a \
+        help: "GP: the losses' transform before the model fits them: `power`, a \
                Yeo-Johnson transform of the standardized losses fitted by maximum likelihood, as \
                HEBO does (so that a few huge losses do not make the good ones look alike); `none`, \
                 standardized only (Optuna's GPSampler; what a checkpoint from before 2026-11-27 \
@@ -340,7 +340,7 @@ const FLAGS: &[SettingFlag] = &[
         field: "incumbent_mean",
         kind: Kind::Words(&[("mean", true), ("observed", false)]),
         value: "FROM",
-        help: "GP, matern52 model: the loss expected improvement is measured from: `observed`, the \
+        help: "GP: the loss expected improvement is measured from: `observed`, the \
                 lowest loss evaluated, or `mean`, the lowest the fitted process predicts at an \
                evaluated point (plug-in EI); they differ where the fit calls part of the losses \
                noise, as for a rugged loss or a noisy training. On BBOB in 5-D a tie with \
@@ -386,24 +386,13 @@ const FLAGS: &[SettingFlag] = &[
         field: "trust_region",
         kind: Kind::Float,
         value: "P",
-        help: "GP, matern52 model: the probability that a child is looked for only inside a trust \
+        help: "GP: the probability that a child is looked for only inside a trust \
                region around the island's best point, under a process fitted to the evaluations \
                near it alone (TuRBO's box: it doubles after 3 batches in a row with an improvement \
                 and halves after max(4, coordinates) evaluations without one, rounded up to whole \
                batches, a batch being as many evaluations as the island's workers run at once); 0: \
                 the whole space, the default before 2026-11-27 and what an older checkpoint keeps \
                ([benchmark](../benchmarks/bbob-history.md#a-trust-region-2026-11-27))",
-        default: Shown::Config(&[]),
-    },
-    SettingFlag {
-        long: "gp-kernel",
-        owners: GP,
-        field: "per_axis",
-        kind: Kind::Words(&[("per-axis", true), ("shared", false)]),
-        value: "KERNEL",
-        help: "GP, `squared-exp` model: `per-axis`, a length scale per parameter coordinate, \
-               fitted, so that a parameter the loss barely depends on stops blurring the others; \
-               or `shared`, one for all (the only kernel before the per-axis one)",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -660,12 +649,12 @@ mod tests {
 
     #[test]
     fn flags_become_the_choice_that_sets_their_fields() {
-        let choice = parse(&["--propagator", "gp", "--gp-kernel", "shared", "--gp-startup", "300"]).choice("ga");
+        let choice = parse(&["--propagator", "gp", "--gp-warp", "none", "--gp-startup", "300"]).choice("ga");
         assert_eq!((choice.name.as_deref(), choice.default.as_str()), (Some("gp"), "ga"));
         let labels: Vec<&str> = choice.settings.iter().map(|s| s.label.as_str()).collect();
-        assert_eq!(labels, ["--gp-startup", "--gp-kernel"], "in the table's order");
+        assert_eq!(labels, ["--gp-startup", "--gp-warp"], "in the table's order");
         let PropagatorSpec::Gp(gp) = choice.resolve(Continued::Nothing, 4).unwrap() else { panic!() };
-        assert!(!gp.per_axis && gp.matern);
+        assert!(!gp.warp && gp.matern);
         assert_eq!((gp.startup, gp.max_points), (300, 300), "the cap rises with the start");
         let choice = parse(&["--gp-model", "squared-exp", "--pso-inertia", "0.5"]).choice("gp");
         assert_eq!(choice.settings[1].value, Value::Bool(false), "a word flag is its boolean");

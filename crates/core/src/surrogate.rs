@@ -1,7 +1,7 @@
-//! Gaussian-process models of the loss over a search space, on the `friedrich` crate: the
-//! coordinates a configuration has in them, a process with fixed hyperparameters (the dynamic
-//! early stopper's prior, Matérn 3/2) and one whose hyperparameters are fitted by maximum marginal
-//! likelihood (the GP propagator's model, squared-exponential).
+//! The dynamic early stopper's prior over a search space, on the `friedrich` crate: the
+//! coordinates a configuration has in it, and a Gaussian process with fixed hyperparameters
+//! (Matérn 3/2). (The GP propagator's older squared-exponential model lived here too until it was
+//! retired on 2026-11-28; the propagator's model is crate::bayes.)
 
 use friedrich::gaussian_process::GaussianProcess;
 use friedrich::kernel::{Kernel, Matern1};
@@ -9,9 +9,6 @@ use friedrich::prior::ConstantPrior;
 
 use crate::propagator::unit_coordinate;
 use crate::space::{Domain, SearchSpace, Value};
-
-mod kernel;
-pub(crate) use kernel::PerAxisSquaredExp;
 
 /// Where a pivot of a covariance's Cholesky factor is zero, negative or NaN (duplicate points, a
 /// kernel too wide), nalgebra puts the square root of this in its place, so that any data give a
@@ -81,29 +78,6 @@ impl LossModel<Matern1> {
 }
 
 impl<K: Kernel> LossModel<K> {
-    /// A process with `kernel` (squared-exponential: one length scale, or one per coordinate)
-    /// whose length scales, amplitude and noise are fitted to the data (the kernel's heuristic
-    /// start, then gradient ascent of the marginal likelihood; the noise starts at a tenth of the
-    /// losses' spread and scales with the amplitude), around a zero mean: give it standardized
-    /// losses. `None` for unusable data.
-    pub(crate) fn fitted(kernel: K, xs: Vec<Vec<f64>>, ys: Vec<f64>) -> Option<Self> {
-        if !usable(&xs, &ys) {
-            return None;
-        }
-        let gp = GaussianProcess::builder(xs, ys)
-            .set_kernel(kernel)
-            .set_cholesky_epsilon(Some(CHOLESKY_EPSILON))
-            .fit_kernel()
-            .train();
-        Some(LossModel { gp })
-    }
-
-    /// The fitted kernel.
-    #[cfg(test)]
-    pub(crate) fn kernel(&self) -> &K {
-        &self.gp.kernel
-    }
-
     /// The predictive mean and variance (of the loss itself, without the noise) at each point.
     pub(crate) fn predict(&self, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
         let (mean, variance) = self.gp.predict_mean_variance(&xs.to_vec());
@@ -114,7 +88,6 @@ impl<K: Kernel> LossModel<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use friedrich::kernel::SquaredExp;
 
     #[test]
     fn the_encoding_puts_every_value_in_the_unit_cube() {
@@ -151,43 +124,12 @@ mod tests {
     }
 
     #[test]
-    fn a_fitted_process_follows_a_smooth_trend_and_is_unsure_away_from_its_data() {
-        // A line sampled on [0, 0.5]: the fit continues it a little and is surer inside the data.
-        let xs: Vec<Vec<f64>> = (0..8).map(|k| vec![k as f64 / 14.0]).collect();
-        let ys: Vec<f64> = xs.iter().map(|x| 1.0 - 2.0 * x[0]).collect();
-        let model = LossModel::fitted(SquaredExp::default(), xs, ys).unwrap();
-        let at = model.predict(&[vec![0.25], vec![0.6], vec![1.0]]);
-        assert!((at[0].0 - 0.5).abs() < 0.05, "inside: {:?}", at[0]);
-        assert!(at[1].0 < 0.1, "just past the data the trend goes on: {:?}", at[1]);
-        assert!(at[0].1 < at[2].1, "surer inside than far away: {at:?}");
-    }
-
-    #[test]
-    fn per_axis_length_scales_grow_on_a_coordinate_the_loss_ignores() {
-        // The loss falls along coordinate 0 and does not depend on coordinate 1.
-        let xs: Vec<Vec<f64>> = (0..20).map(|k| vec![(k % 5) as f64 / 4.0, (k * 7 % 11) as f64 / 10.0]).collect();
-        let ys: Vec<f64> = xs.iter().map(|x| (3.0 * x[0]).sin()).collect();
-        let model = LossModel::fitted(PerAxisSquaredExp::new(2), xs.clone(), ys.clone()).unwrap();
-        let lengths = model.kernel().lengths();
-        assert!(lengths[1] > 3.0 * lengths[0], "{lengths:?}");
-        // The shared scale, fitted to the same data, sits in between: it blurs coordinate 0.
-        let shared = LossModel::fitted(SquaredExp::default(), xs, ys).unwrap().kernel().ls.abs();
-        assert!(lengths[0] < shared && shared < lengths[1], "{lengths:?} against one shared {shared}");
-        // And the per-axis model predicts coordinate 0's trend away from the sampled values of 1.
-        let (m, _) = model.predict(&[vec![0.5, 0.95]])[0];
-        assert!((m - 1.5f64.sin()).abs() < 0.1, "{m}");
-    }
-
-    #[test]
     fn duplicate_points_and_bad_data() {
         let xs = vec![vec![0.2, 0.3]; 4];
-        assert!(
-            LossModel::fitted(SquaredExp::default(), xs.clone(), vec![1.0, 1.1, 0.9, 1.0]).is_some(),
-            "duplicates are fine"
-        );
-        assert!(LossModel::fitted(SquaredExp::default(), xs.clone(), vec![1.0, f64::NAN, 0.9, 1.0]).is_none());
-        assert!(LossModel::fitted(SquaredExp::default(), Vec::new(), Vec::new()).is_none());
-        assert!(LossModel::fitted(PerAxisSquaredExp::new(2), xs.clone(), vec![1.0; 4]).is_some(), "no spread");
+        let fixed = |xs: Vec<Vec<f64>>, ys: Vec<f64>| LossModel::fixed(xs, ys, 0.0, 0.3, 1.0, 0.1);
+        assert!(fixed(xs.clone(), vec![1.0, 1.1, 0.9, 1.0]).is_some(), "duplicates are fine");
+        assert!(fixed(xs.clone(), vec![1.0, f64::NAN, 0.9, 1.0]).is_none());
+        assert!(fixed(Vec::new(), Vec::new()).is_none());
         assert!(LossModel::fixed(xs.clone(), vec![1.0; 4], 0.0, 0.0, 1.0, 0.1).is_none(), "zero length scale");
         assert!(LossModel::fixed(xs, vec![1.0; 4], 0.0, 0.3, f64::INFINITY, 0.1).is_none(), "overflowed variance");
     }

@@ -1,6 +1,6 @@
 //! The statistics the model-based propagators share, spelled once: the standard normal
-//! distribution, plain expected improvement (its logarithm, for the Matérn model's local searches,
-//! is `log_ei`), and the mean, variance and standardization of losses before a model fits them.
+//! distribution (expected improvement, as its logarithm, is `log_ei`), and the mean, variance and
+//! standardization of losses before a model fits them.
 
 use std::f64::consts::{PI, SQRT_2};
 
@@ -9,27 +9,9 @@ pub(crate) fn normal_cdf(z: f64) -> f64 {
     0.5 * libm::erfc(-z / SQRT_2)
 }
 
-/// The standard normal's density phi(z).
-pub(crate) fn normal_pdf(z: f64) -> f64 {
-    (-0.5 * z * z).exp() / (2.0 * PI).sqrt()
-}
-
 /// log phi(z), finite where phi(z) underflows.
 pub(crate) fn normal_log_pdf(z: f64) -> f64 {
     -0.5 * z * z - 0.5 * (2.0 * PI).ln()
-}
-
-/// Expected improvement below `best` of a normal belief (mean `mu`, variance `var`), wanting at
-/// least `xi` of it.
-pub(crate) fn expected_improvement(mu: f64, var: f64, best: f64, xi: f64) -> f64 {
-    let gain = best - mu - xi;
-    let sd = var.max(0.0).sqrt();
-    // A belief without spread (or a NaN one) promises exactly its gain.
-    if sd.is_nan() || sd <= 1e-12 {
-        return gain.max(0.0);
-    }
-    let z = gain / sd;
-    gain * normal_cdf(z) + sd * normal_pdf(z)
 }
 
 /// The mean and the (population) variance of `ys`, what a model's prior and standardization

@@ -19,14 +19,15 @@ const SETTINGS: [(&str, &str); 9] = [
     ("tpe_startup", "startup"),
     ("gp_startup", "startup"),
     ("gp_xi", "xi"),
+    // The retired squared-exponential model's kernel: read, and left aside with that model.
     ("gp_kernel", "per_axis"),
 ];
 
 /// Moves the old facts of `manifest` into `config.propagator`; a manifest without them is left
 /// as it is. The spec is the one the CLI built then: its defaults with the recorded settings
-/// (the GP's cap on points raised to its start, its squared-exponential model), and for a GP run
-/// that recorded no kernel the shared one, the only kernel before 2026-11-24. An unknown name or a setting of the wrong type
-/// is an error naming it.
+/// (the GP's cap on points raised to its start, its squared-exponential model, which a resume
+/// then refuses: that model was retired on 2026-11-28). An unknown name or a setting of the wrong
+/// type is an error naming it.
 pub(super) fn adopt(manifest: &mut Manifest) -> Result<(), String> {
     let Some(name) = manifest.extra.remove("propagator") else { return Ok(()) };
     let recorded: Map<String, Value> =
@@ -51,18 +52,11 @@ pub(super) fn adopt(manifest: &mut Manifest) -> Result<(), String> {
     }
     for (old, new) in SETTINGS {
         let Some(value) = recorded.get(old) else { continue };
-        let value = match (old, value.as_str()) {
-            ("gp_kernel", Some(kernel)) => Value::Bool(kernel == "per-axis"),
-            _ => value.clone(),
-        };
         if old.split('_').next() == name.split('-').next() {
-            settings.insert(new.into(), value);
+            settings.insert(new.into(), value.clone());
         }
     }
     if name == "gp" {
-        if !recorded.contains_key("gp_kernel") {
-            settings.insert("per_axis".into(), Value::Bool(false));
-        }
         let startup = settings.get("startup").and_then(Value::as_u64).unwrap_or(0);
         let cap = settings.get("max_points").and_then(Value::as_u64).unwrap_or(0);
         settings.insert("max_points".into(), cap.max(startup).into());
@@ -104,19 +98,18 @@ mod tests {
     }
 
     #[test]
-    fn an_old_gp_run_without_a_kernel_bred_with_the_shared_one() {
+    fn an_old_gp_run_reads_as_the_model_it_bred_with() {
         let mut m = old_manifest(json!({"function": "sphere", "propagator": "gp", "gp_xi": 0.1}));
         adopt(&mut m).unwrap();
         let Some(PropagatorSpec::Gp(gp)) = &m.config.propagator else { panic!("{:?}", m.config.propagator) };
-        assert!(!gp.per_axis);
         assert_eq!(gp.xi, 0.1);
         assert_eq!(m.extra, *json!({"function": "sphere"}).as_object().unwrap(), "the old facts are gone");
         let mut m = old_manifest(json!({"propagator": "gp", "gp_kernel": "per-axis", "gp_startup": 300}));
         adopt(&mut m).unwrap();
         let Some(PropagatorSpec::Gp(gp)) = &m.config.propagator else { panic!() };
-        assert!(gp.per_axis);
         assert_eq!((gp.startup, gp.max_points), (300, 300));
-        // The model those runs bred with, whatever today's default.
+        assert!(m.extra.is_empty(), "the kernel's fact is read too: {:?}", m.extra);
+        // The model those runs bred with, whatever today's default (retired: a resume refuses it).
         assert!(!gp.matern);
         assert_eq!((gp.xi, gp.candidates), (0.01, 1000));
     }

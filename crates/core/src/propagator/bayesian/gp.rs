@@ -5,7 +5,7 @@
 //! with a slow decay is found as such, and a loss that keeps falling towards a bound leads the
 //! search to that bound.
 //!
-//! The model (the default, `matern`; crate::bayes): Optuna 5's GPSampler's. A Matérn-5/2 kernel
+//! The model (crate::bayes): Optuna 5's GPSampler's. A Matérn-5/2 kernel
 //! with a length scale per parameter, its parameters fitted by maximum a posteriori under Optuna's
 //! priors; floats and ints on their unit interval (log floats in `ln`, ints at their bins'
 //! centres), a categorical as its choice (distance 0 or 1). The acquisition is the logarithm of
@@ -14,9 +14,10 @@
 //! drawn by score. The evaluations the island's other workers are running enter the model as
 //! fantasies (kriging believer: their predicted loss as if observed, the kernel unchanged), so
 //! that the model is sure there and workers breeding at once spread out instead of proposing
-//! near-twins. The model runs before it (`matern: false`, what a checkpoint that does not say
-//! recorded): a squared-exponential kernel through the `friedrich` crate, plain expected
-//! improvement, the best candidate without local search, no fantasies.
+//! near-twins. The model before it (`matern: false`: a squared-exponential kernel through the
+//! `friedrich` crate, plain expected improvement) was retired on 2026-11-28, measured no better
+//! (docs/benchmarks/bbob-history.md); a configuration that asks for it is refused, naming how to
+//! reuse such a run's evaluations.
 //!
 //! Losses are standardized and, by default (`warp`, crate::bayes::warp), warped by a power
 //! transform fitted by maximum likelihood so that a few huge ones do not make the good ones look
@@ -43,7 +44,7 @@ use super::gp_coordinates::ModelCoordinates;
 use super::trust_region;
 use crate::bayes::acquisition::{Bounds, CoordinateKind, Feasible, LogEi, maximize};
 use crate::bayes::matern::MaternGp;
-use crate::bayes::stats::{expected_improvement, standardized};
+use crate::bayes::stats::standardized;
 use crate::bayes::warp::warped;
 use crate::error::{Error, Result};
 use crate::individual::{Individual, IndividualId, RankKey};
@@ -51,8 +52,6 @@ use crate::propagator::normalized::{ParamAxis, check_same_space, param_axes, ref
 use crate::propagator::{Arity, Pool, Propagator, cmaes};
 use crate::rng::PropRng;
 use crate::space::{SearchSpace, Value, standard_normal};
-use crate::surrogate::{LossModel, PerAxisSquaredExp, encode};
-use friedrich::kernel::SquaredExp;
 use rand::RngExt;
 
 /// The knobs of [`Gp`].
@@ -68,22 +67,19 @@ pub struct GpConfig {
     pub xi: f64,
     /// Most evaluated individuals the process is fitted to.
     pub max_points: usize,
-    /// One length scale per coordinate (automatic relevance determination: a parameter the loss
-    /// barely depends on gets a long one) instead of one for all. Absent from a configuration
-    /// saved before it existed: false, the one kernel there was.
-    #[serde(default)]
-    pub per_axis: bool,
     /// Share of the local candidates whose steps stop at a bound instead of reflecting from it,
     /// so that a minimum on the boundary (a learning rate at its top) can be proposed exactly.
     /// Absent from a configuration saved before it existed: 0, every step reflected.
     #[serde(default)]
     pub at_bounds: f64,
     /// The Matérn-5/2 model with MAP priors, log EI, local searches and fantasies (the module's
-    /// documentation); false: the squared-exponential model. Absent from a configuration saved
-    /// before it existed: false, the model those runs bred with.
+    /// documentation), the only one since 2026-11-28. False: the squared-exponential model,
+    /// retired then, which [`Gp::new`] refuses; what a configuration saved before this field
+    /// existed reads as, so that a checkpoint bred with that model is refused rather than
+    /// continued with another.
     #[serde(default)]
     pub matern: bool,
-    /// Local searches of the acquisition per child (the Matérn model only). Absent from a
+    /// Local searches of the acquisition per child. Absent from a
     /// configuration saved before it existed: 10.
     #[serde(default = "default_starts")]
     pub starts: usize,
@@ -152,7 +148,6 @@ impl Default for GpConfig {
             candidates: 2048,
             xi: 0.0,
             max_points: 200,
-            per_axis: true,
             at_bounds: 0.5,
             matern: true,
             starts: default_starts(),
@@ -218,14 +213,17 @@ impl Gp {
                 config.max_points, config.startup
             )));
         }
-        if config.matern && config.starts == 0 {
-            return Err(Error::InvalidPropagator("the GP propagator needs at least one local search start".into()));
-        }
-        if space.is_conditional() && !config.matern {
+        if !config.matern {
             return Err(Error::InvalidPropagator(
-                "the GP's squared-exponential model cannot search a conditional space: use its Matérn model (the default)"
+                "the GP's squared-exponential model (`--gp-model squared-exp`, and what GP runs recorded before \
+                 2026-11-26) was retired on 2026-11-28: the Matérn model measured no worse \
+                 (docs/benchmarks/bbob-history.md). A checkpoint bred with it cannot be resumed; a new run can \
+                 start from its evaluations without evaluating them again: --warm-start DIR"
                     .into(),
             ));
+        }
+        if config.starts == 0 {
+            return Err(Error::InvalidPropagator("the GP propagator needs at least one local search start".into()));
         }
         let axes = param_axes(space, "GP")?;
         let model = ModelCoordinates::new(space, &axes);
@@ -252,17 +250,6 @@ impl Gp {
                 ParamAxis::Choices(_) => *v,
             })
             .collect()
-    }
-
-    /// The predictive mean and variance at `at` of a process fitted to `inputs` and their
-    /// standardized `outputs`, with the configured kernel; `None` for unusable data.
-    fn fit_and_predict(&self, inputs: Vec<Vec<f64>>, outputs: Vec<f64>, at: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
-        if self.config.per_axis {
-            let dims = inputs.first().map_or(0, Vec::len);
-            LossModel::fitted(PerAxisSquaredExp::new(dims), inputs, outputs).map(|m| m.predict(at))
-        } else {
-            LossModel::fitted(SquaredExp::default(), inputs, outputs).map(|m| m.predict(at))
-        }
     }
 
     /// The individuals the process is fitted to, with their losses (failures as the worst finite
@@ -303,7 +290,7 @@ impl Propagator for Gp {
         1
     }
     fn models_running(&self) -> bool {
-        self.config.matern
+        true
     }
     fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
         check_same_space(&self.space, space, "GP")?;
@@ -316,7 +303,7 @@ impl Propagator for Gp {
         let constraints: Vec<Vec<f64>> = told.iter_mut().map(|t| std::mem::take(&mut t.2)).collect();
         let told: Vec<(Vec<Value>, f64)> = told.into_iter().map(|(v, l, _)| (v, l)).collect();
         let losses: Vec<f64> = told.iter().map(|(_, l)| *l).collect();
-        let outputs = if self.config.matern && self.config.warp { warped(&losses) } else { standardized(&losses) };
+        let outputs = if self.config.warp { warped(&losses) } else { standardized(&losses) };
         let centres = &told[..told.len().min(LOCAL_CENTRES)];
         let candidates: Vec<Vec<Value>> = (0..self.config.candidates)
             .map(|k| {
@@ -327,11 +314,7 @@ impl Propagator for Gp {
                 }
             })
             .collect();
-        let child = if self.config.matern {
-            self.matern_child(&told, &constraints, outputs, pool, &candidates, rng)
-        } else {
-            self.squared_exp_child(&told, outputs, candidates)
-        };
+        let child = self.matern_child(&told, &constraints, outputs, pool, &candidates, rng);
         // The model is refused only broken data (the losses are finite here): a uniform draw.
         Ok(vec![Individual::new(child.unwrap_or_else(|| space.sample(rng)))])
     }
@@ -389,29 +372,6 @@ impl Gp {
         // From the whole island's kernel: the region's is a refinement of it (fewer steps).
         let fitted = MaternGp::fit_from(self.model.coordinates(), inputs.clone(), outputs.clone(), global.hyper())?;
         Some((fitted, inputs, outputs))
-    }
-
-    /// The candidate with the highest expected improvement under the squared-exponential model.
-    fn squared_exp_child(
-        &self,
-        told: &[(Vec<Value>, f64)],
-        outputs: Vec<f64>,
-        candidates: Vec<Vec<Value>>,
-    ) -> Option<Vec<Value>> {
-        let best = outputs.iter().copied().fold(f64::INFINITY, f64::min);
-        let inputs: Vec<Vec<f64>> = told.iter().map(|(v, _)| encode(&self.space, v)).collect();
-        let coded: Vec<Vec<f64>> = candidates.iter().map(|c| encode(&self.space, c)).collect();
-        let predicted = self.fit_and_predict(inputs, outputs, &coded)?;
-        // A NaN score (a model broken by extreme data) ranks below every real one.
-        let scores: Vec<f64> = predicted
-            .into_iter()
-            .map(|(m, v)| expected_improvement(m, v, best, self.config.xi))
-            .map(|e| if e.is_nan() { f64::NEG_INFINITY } else { e })
-            .collect();
-        // The first of the best scores: a model that predicts nothing (NaN) falls back to the
-        // first candidate, a uniform draw.
-        let pick = (0..candidates.len()).fold(0, |b, k| if scores[k] > scores[b] { k } else { b });
-        candidates.into_iter().nth(pick)
     }
 
     /// The point with the highest log expected improvement under the Matérn model, with the
@@ -734,18 +694,14 @@ mod tests {
             // Mostly failures, two finite.
             (0..10).map(|k| with_loss(s.sample(&mut rng), if k < 8 { f64::INFINITY } else { k as f64 })).collect(),
         ];
-        // Both kernels: the shared one gets a zero length scale from the repeated point.
-        let shared = Gp::new(&s, GpConfig { per_axis: false, ..GpConfig::default() }).unwrap();
         for pool in &pools {
-            for gp in [&gp, &shared] {
-                let child = gp.propagate(pool, &s, &mut rng).unwrap().remove(0);
-                assert!(s.contains(&child.values), "{child:?}");
-            }
+            let child = gp.propagate(pool, &s, &mut rng).unwrap().remove(0);
+            assert!(s.contains(&child.values), "{child:?}");
         }
     }
 
     #[test]
-    fn a_configuration_saved_before_the_per_axis_kernel_reads_as_it_ran() {
+    fn a_configuration_saved_before_the_matern_model_reads_as_it_ran_and_is_refused() {
         let old = r#"{"startup": 6, "candidates": 1000, "xi": 0.01, "max_points": 200}"#;
         let config: GpConfig = serde_json::from_str(old).unwrap();
         let legacy = GpConfig {
@@ -753,7 +709,6 @@ mod tests {
             candidates: 1000,
             xi: 0.01,
             max_points: 200,
-            per_axis: false,
             at_bounds: 0.0,
             matern: false,
             starts: 10,
@@ -766,6 +721,13 @@ mod tests {
             trust_region: 0.0,
         };
         assert_eq!(config, legacy);
+        // Its model is retired: refused, naming the way to reuse the run's evaluations.
+        let e = Gp::new(&space(), config).unwrap_err().to_string();
+        assert!(e.contains("retired") && e.contains("--warm-start"), "{e}");
+        // A setting of the retired kernel in an old configuration is read and left aside.
+        let kernel =
+            r#"{"startup": 6, "candidates": 1000, "xi": 0.01, "max_points": 200, "per_axis": true, "matern": true}"#;
+        assert!(Gp::new(&space(), serde_json::from_str(kernel).unwrap()).is_ok());
         let now = serde_json::to_string(&GpConfig::default()).unwrap();
         assert_eq!(serde_json::from_str::<GpConfig>(&now).unwrap(), GpConfig::default());
     }
@@ -959,8 +921,6 @@ mod tests {
             assert_eq!(child[0], Value::Cat(1), "{child:?}");
             assert!((child[2].as_f64() - 0.3).abs() < 0.2, "{child:?}");
         }
-        let e = Gp::new(&s, GpConfig { matern: false, ..GpConfig::default() }).unwrap_err().to_string();
-        assert!(e.contains("cannot search a conditional space"), "{e}");
     }
 
     #[test]

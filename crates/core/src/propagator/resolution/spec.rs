@@ -236,14 +236,13 @@ mod tests {
     }
 
     /// A setting a spec was written without takes the value runs had before it existed: a GP
-    /// spec without `per_axis` is the shared kernel, the only one until 2026-11-24.
+    /// spec without `matern` is the squared-exponential model, the only one until 2026-11-26.
     #[test]
     fn settings_missing_from_an_old_spec_take_their_serde_defaults() {
         let old = json!({"name": "gp", "startup": 6, "candidates": 1000, "xi": 0.01, "max_points": 200});
         let PropagatorSpec::Gp(config) = serde_json::from_value(old).unwrap() else { panic!("not gp") };
-        assert!(!config.per_axis && !config.matern);
-        assert!(GpConfig::default().per_axis, "new runs use the per-axis kernel");
-        assert!(GpConfig::default().matern, "and the Matérn model");
+        assert!(!config.matern && config.at_bounds == 0.0);
+        assert!(GpConfig::default().matern, "new runs use the Matérn model");
         let e = PropagatorSpec::from_settings("tpe", json!({"gamma": "high"}).as_object().unwrap().clone());
         assert!(e.unwrap_err().to_string().contains("propagator tpe"));
     }
