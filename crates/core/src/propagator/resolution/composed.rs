@@ -51,3 +51,24 @@ pub(crate) fn gp(space: &SearchSpace, config: &GpConfig) -> Result<Box<dyn Propa
     }
     Ok(composed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::propagator::InitUniform;
+
+    /// Every composition tells the driver that it models the running evaluations (the process
+    /// does, whatever surrounds it), so that the island's workers hear of each other's children.
+    #[test]
+    fn each_composition_models_the_running_evaluations_as_the_process_does() {
+        let space = SearchSpace::builder().float("x", 0.0, 1.0).int("n", 1, 8).build().unwrap();
+        let shares = [(0.0, 0, 0.0), (0.5, 0, 0.0), (0.0, 20, 0.0), (0.0, 0, 0.5), (0.3, 20, 0.5)];
+        for (tpe_share, cmaes_after, quadratic_share) in shares {
+            let config = GpConfig { tpe_share, cmaes_after, quadratic_share, ..GpConfig::default() };
+            assert!(gp(&space, &config).unwrap().models_running(), "{config:?}");
+        }
+        // A combinator of stages that model nothing models nothing.
+        let plain = Portfolio::new(Box::new(InitUniform::fresh()), Box::new(InitUniform::fresh()), 0.5).unwrap();
+        assert!(!plain.models_running());
+    }
+}
