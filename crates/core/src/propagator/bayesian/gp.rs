@@ -15,9 +15,9 @@
 //! fantasies (kriging believer: their predicted loss as if observed, the kernel unchanged), so
 //! that the model is sure there and workers breeding at once spread out instead of proposing
 //! near-twins. The model before it (`matern: false`: a squared-exponential kernel through the
-//! `friedrich` crate, plain expected improvement) was retired on 2026-11-28, measured no better
-//! (docs/benchmarks/bbob-history.md); a configuration that asks for it is refused, naming how to
-//! reuse such a run's evaluations.
+//! `friedrich` crate, plain expected improvement) was retired on 2026-11-28: at most the default
+//! on 4 of 24 BBOB functions (docs/benchmarks/bbob-history.md); a configuration that asks for it
+//! is refused, naming how to reuse such a run's evaluations.
 //!
 //! Losses are standardized and, by default (`warp`, crate::bayes::warp), warped by a power
 //! transform fitted by maximum likelihood so that a few huge ones do not make the good ones look
@@ -216,7 +216,7 @@ impl Gp {
         if !config.matern {
             return Err(Error::InvalidPropagator(
                 "the GP's squared-exponential model (`--gp-model squared-exp`, and what GP runs recorded before \
-                 2026-11-26) was retired on 2026-11-28: the Matérn model measured no worse \
+                 2026-11-26) was retired on 2026-11-28: on BBOB the default was at most it on 21 of 24 functions \
                  (docs/benchmarks/bbob-history.md). A checkpoint bred with it cannot be resumed; a new run can \
                  start from its evaluations without evaluating them again: --warm-start DIR"
                     .into(),
