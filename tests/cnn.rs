@@ -305,7 +305,7 @@ fn early_stopping_prunes_crawling_networks_on_every_rank_at_once() {
 
 #[test]
 fn bad_cnn_flags_are_clear_errors_before_any_training() {
-    let cases: [(&[&str], &str); 14] = [
+    let cases: [(&[&str], &str); 15] = [
         (&["--batch", "0"], "--batch must be at least 1"),
         (&["--lr-scale", "cubic"], "invalid value 'cubic' for '--lr-scale <SCALE>'"),
         (&["--propagator", "pso"], "PSO cannot search categorical parameter 'activation'"),
@@ -323,7 +323,8 @@ fn bad_cnn_flags_are_clear_errors_before_any_training() {
             &["--propagator", "tpe", "--gp-warp", "none"],
             "--gp-warp sets the gp propagator, but the propagator is tpe: add --propagator gp",
         ),
-        (&["--gp-kernel", "round"], "invalid value 'round' for '--gp-kernel <GP_KERNEL>'"),
+        (&["--gp-model", "round"], "invalid value 'round' for '--gp-model <MODEL>'"),
+        (&["--gp-model", "squared-exp"], "squared-exponential model"),
         (&["--backend", "cuda"], "unknown backend 'cuda'; valid: tch, flex"),
         (&["--device", "cuda"], "GPU"),
         (&["--device", "tpu"], "unknown device 'tpu'; valid: cpu, cuda, auto"),
