@@ -93,9 +93,15 @@ pub struct ResultArgs {
 /// The command line for the terminal: [`documented`]'s, each markdown link in a help text shown
 /// as its text.
 pub fn with_generated_help(cli: clap::Command) -> clap::Command {
-    documented(cli).mut_args(|a| match a.get_help().map(|h| crate::flag_reference::for_terminal(&h.to_string())) {
-        Some(help) => a.help(help),
-        None => a,
+    let terminal = |text: &clap::builder::StyledStr| crate::flag_reference::for_terminal(&text.to_string());
+    documented(cli).mut_args(|mut a| {
+        if let Some(help) = a.get_help().map(terminal) {
+            a = a.help(help);
+        }
+        if let Some(long_help) = a.get_long_help().map(terminal) {
+            a = a.long_help(long_help);
+        }
+        a
     })
 }
 

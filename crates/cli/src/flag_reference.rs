@@ -55,7 +55,8 @@ fn flag(arg: &Arg) -> String {
 }
 
 /// The help text without its default, and the default: the text's own `[default: ...]` at its end
-/// (a rule in words), else clap's default value (as the terminal's help shows it), `off` for a switch, `none` without one.
+/// (a rule in words), else clap's default value (as the terminal's help shows it), `off` for a
+/// switch, `none` without one.
 fn meaning_and_default(arg: &Arg) -> (String, String) {
     let help = arg.get_long_help().or(arg.get_help()).map(|h| h.to_string()).unwrap_or_default();
     if let Some(start) = help.rfind(" [default: ").filter(|_| help.ends_with(']')) {
