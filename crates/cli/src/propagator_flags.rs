@@ -396,6 +396,21 @@ const FLAGS: &[SettingFlag] = &[
         default: Shown::Config(&[]),
     },
     SettingFlag {
+        long: "gp-conditional",
+        owners: GP,
+        field: "groups",
+        kind: Kind::Words(&[("groups", true), ("joint", false)]),
+        value: "MODEL",
+        help: "GP: how a conditional space is modelled: `groups`, a process per group of \
+               evaluations whose parameters were active together, the child going to the group \
+               whose process promises the most improvement on the island's best (the losses \
+               compared by rank across groups); `joint`, one process of every evaluation whose \
+               kernel compares a parameter only where it is active in both points (the default \
+               before 2026-11-29 and what an older checkpoint keeps) \
+               ([benchmark](../benchmarks/spaces.md#conditional-parameters))",
+        default: Shown::Config(&[]),
+    },
+    SettingFlag {
         long: "pbt-interval",
         owners: PBT,
         field: "interval",

@@ -7,7 +7,8 @@
 //! value (sampled, bred, journaled like any other) that no trial, output or model sees. The
 //! genetic propagators and random search need nothing more; TPE models each group of parameters
 //! that are active together from the evaluations where they were (Optuna's `group` decomposition),
-//! and the GP's kernel compares a parameter only where it is active in both points.
+//! and the GP fits a process per such group (propagator/bayesian/gp/groups.rs), whose kernel
+//! compares a parameter only where it is active in both points.
 
 use std::collections::BTreeMap;
 
@@ -96,6 +97,14 @@ impl Activity {
             Value::Cat(c) => c as usize,
             other => other.as_f64().max(0.0) as usize,
         })
+    }
+
+    /// The categoricals some condition reads: their choices decide which parameters are active.
+    pub fn switches(&self) -> Vec<usize> {
+        let mut at: Vec<usize> = self.conditions.iter().flatten().map(|(at, _)| *at).collect();
+        at.sort_unstable();
+        at.dedup();
+        at
     }
 
     /// The parameters in groups that are active together, by their conditions: the unconditional

@@ -14,7 +14,9 @@
 //! drawn by score. The evaluations the island's other workers are running enter the model as
 //! fantasies (kriging believer: their predicted loss as if observed, the kernel unchanged), so
 //! that the model is sure there and workers breeding at once spread out instead of proposing
-//! near-twins. The model before it (`matern: false`: a squared-exponential kernel through the
+//! near-twins. In a conditional space each group of evaluations whose parameters were active
+//! together has its own process, and the groups compete for the child (gp/groups.rs). The model
+//! before it (`matern: false`: a squared-exponential kernel through the
 //! `friedrich` crate, plain expected improvement) was retired on 2026-11-28: at most the default
 //! on 4 of 24 BBOB functions (docs/benchmarks/bbob-history.md); a configuration that asks for it
 //! is refused, naming how to reuse such a run's evaluations.
@@ -37,6 +39,8 @@
 //! from one island at once draw different candidates from their own random streams. Until the
 //! pool holds `startup` evaluated individuals it samples uniformly. Fitting costs O(n^3) in the
 //! individuals it sees, so it fits at most `max_points`: the best half and the latest half.
+
+mod groups;
 
 use serde::{Deserialize, Serialize};
 
@@ -135,6 +139,12 @@ pub struct GpConfig {
     /// a configuration saved before it existed: 0, the whole space.
     #[serde(default)]
     pub trust_region: f64,
+    /// In a conditional space, a process per group of evaluations whose parameters were active
+    /// together, the groups competing by expected improvement in common units (groups.rs), instead
+    /// of one process of all of them whose kernel compares a parameter only where it is active.
+    /// Absent from a configuration saved before it existed: false, the one process.
+    #[serde(default)]
+    pub groups: bool,
 }
 
 fn default_starts() -> usize {
@@ -158,6 +168,7 @@ impl Default for GpConfig {
             cmaes_model_share: cmaes::MODEL_SHARE,
             quadratic_share: QUADRATIC_SHARE,
             trust_region: TRUST_REGION,
+            groups: GROUPS,
         }
     }
 }
@@ -169,8 +180,21 @@ const QUADRATIC_SHARE: f64 = 0.0;
 /// two seeds, docs/benchmarks/bbob.md).
 const TRUST_REGION: f64 = 1.0;
 
+/// The default [`GpConfig::groups`]: on the conditional benchmark (three BBOB functions behind a
+/// categorical, 24 runs) at most Optuna's grouped TPE on 21 runs, the one process on 12
+/// (docs/benchmarks/spaces.md).
+const GROUPS: bool = true;
+
 /// A point of the process's training set: its values, loss and constraint values.
 type TrainingPoint = (Vec<Value>, f64, Vec<f64>);
+
+/// Where a child of the process is looked for: how each coordinate may move (a conditional
+/// space's group holds its switches and dormant parameters, groups.rs), and the running
+/// evaluations (coded) that enter the process as fantasies.
+struct Scope<'a> {
+    kinds: &'a [CoordinateKind],
+    running: Vec<Vec<f64>>,
+}
 
 /// Best individuals around which local candidates are drawn.
 const LOCAL_CENTRES: usize = 5;
@@ -304,6 +328,13 @@ impl Propagator for Gp {
         let told: Vec<(Vec<Value>, f64)> = told.into_iter().map(|(v, l, _)| (v, l)).collect();
         let losses: Vec<f64> = told.iter().map(|(_, l)| *l).collect();
         let outputs = if self.config.warp { warped(&losses) } else { standardized(&losses) };
+        let constrained = constraints.iter().any(|c| !c.is_empty());
+        if self.config.groups
+            && !constrained
+            && let Some(child) = self.grouped_child(&told, pool, rng)
+        {
+            return Ok(vec![Individual::new(child)]);
+        }
         let centres = &told[..told.len().min(LOCAL_CENTRES)];
         let candidates: Vec<Vec<Value>> = (0..self.config.candidates)
             .map(|k| {
@@ -314,7 +345,13 @@ impl Propagator for Gp {
                 }
             })
             .collect();
-        let child = self.matern_child(&told, &constraints, outputs, pool, &candidates, rng);
+        let running: Vec<Vec<f64>> = pool
+            .iter_running()
+            .filter(|i| self.space.contains(&i.values))
+            .map(|i| self.model.encode(&i.values))
+            .collect();
+        let scope = Scope { kinds: self.model.kinds(), running };
+        let child = self.matern_child(&scope, &told, &constraints, outputs, pool, &candidates, rng);
         // The model is refused only broken data (the losses are finite here): a uniform draw.
         Ok(vec![Individual::new(child.unwrap_or_else(|| space.sample(rng)))])
     }
@@ -327,6 +364,7 @@ impl Gp {
     /// length scales.
     fn trust_region(
         &self,
+        kinds: &[CoordinateKind],
         pool: &dyn Pool,
         centre: &[f64],
         fitted: &MaternGp,
@@ -337,7 +375,6 @@ impl Gp {
             return None;
         }
         let latest: Vec<f64> = pool.iter_latest_bred().map(|i| i.loss).collect();
-        let kinds = self.model.kinds();
         // The island's workers breed a batch at a time: this child and the evaluations running.
         let batch = pool.iter_running().count() + 1;
         let side = trust_region::side(latest.into_iter().rev(), self.config.startup, kinds.len(), batch);
@@ -357,12 +394,12 @@ impl Gp {
     /// coordinates or the start's count, or all of them.
     fn region_fit(
         &self,
+        kinds: &[CoordinateKind],
         told: &[(Vec<Value>, f64)],
         inputs: &[Vec<f64>],
         near: &Bounds,
         global: &MaternGp,
     ) -> Option<(MaternGp, Vec<Vec<f64>>, Vec<f64>)> {
-        let kinds = self.model.kinds();
         let local: Vec<usize> = (0..inputs.len()).filter(|&k| near.contains(&inputs[k], kinds)).collect();
         if local.len() < (2 * kinds.len()).max(self.config.startup) || local.len() == inputs.len() {
             return None;
@@ -376,8 +413,10 @@ impl Gp {
 
     /// The point with the highest log expected improvement under the Matérn model, with the
     /// island's running evaluations as fantasies.
+    #[allow(clippy::too_many_arguments)]
     fn matern_child(
         &self,
+        scope: &Scope,
         told: &[(Vec<Value>, f64)],
         constraints: &[Vec<f64>],
         mut outputs: Vec<f64>,
@@ -388,7 +427,7 @@ impl Gp {
         let mut inputs: Vec<Vec<f64>> = told.iter().map(|(v, _)| self.model.encode(v)).collect();
         // Fitted to all the losses even in a trust region: its length scales shape the region.
         let mut fitted = MaternGp::fit(self.model.coordinates(), inputs.clone(), outputs.clone())?;
-        let kinds = self.model.kinds();
+        let kinds = scope.kinds;
         // Constraints the evaluations measured: a process per constraint, and the trust region
         // left out (its local process would know nothing of them). In a conditional space the
         // region stays: leaving it out measured no better (docs/benchmarks/spaces.md).
@@ -396,17 +435,13 @@ impl Gp {
         let feasibility = if constrained { self.constraint_models(&inputs, constraints) } else { Vec::new() };
         let feasible: Vec<bool> = constraints.iter().map(|c| c.iter().all(|v| *v <= 0.0)).collect();
         // told is sorted best first: the region's centre is the island's best point.
-        let region = if constrained { None } else { self.trust_region(pool, &inputs[0], &fitted, rng) };
+        let region = if constrained { None } else { self.trust_region(kinds, pool, &inputs[0], &fitted, rng) };
         if let Some((_, near)) = &region
-            && let Some(local) = self.region_fit(told, &inputs, near, &fitted)
+            && let Some(local) = self.region_fit(kinds, told, &inputs, near, &fitted)
         {
             (fitted, inputs, outputs) = local;
         }
-        let running: Vec<Vec<f64>> = pool
-            .iter_running()
-            .filter(|i| self.space.contains(&i.values))
-            .map(|i| self.model.encode(&i.values))
-            .collect();
+        let running = scope.running.clone();
         let best = outputs.iter().copied().fold(f64::INFINITY, f64::min);
         // What improvement is measured from (the fantasies below are capped at the observed best);
         // with constraints, the best feasible output (infinite while there is none).
@@ -719,6 +754,7 @@ mod tests {
             cmaes_model_share: 0.0,
             quadratic_share: 0.0,
             trust_region: 0.0,
+            groups: false,
         };
         assert_eq!(config, legacy);
         // Its model is retired: refused, naming the way to reuse the run's evaluations.
@@ -1024,7 +1060,7 @@ mod tests {
             let inputs = pool.done.iter().map(|i| gp.model.encode(&i.values)).collect();
             let outputs = standardized(&pool.done.iter().map(|i| i.loss).collect::<Vec<f64>>());
             let fitted = MaternGp::fit(gp.model.coordinates(), inputs, outputs).unwrap();
-            let (inner, _) = gp.trust_region(&pool, &[0.3], &fitted, &mut worker_rng(0, 0)).unwrap();
+            let (inner, _) = gp.trust_region(gp.model.kinds(), &pool, &[0.3], &fitted, &mut worker_rng(0, 0)).unwrap();
             (inner.lower[0], inner.upper[0])
         };
         let close = |(a, b): (f64, f64), (c, d): (f64, f64)| (a - c).abs() < 1e-9 && (b - d).abs() < 1e-9;

@@ -43,6 +43,11 @@ impl ModelCoordinates {
         &self.kinds
     }
 
+    /// The space's conditions; `None` where it has none.
+    pub(crate) fn activity(&self) -> Option<&Activity> {
+        self.activity.as_deref()
+    }
+
     pub(crate) fn coordinates(&self) -> Coordinates {
         Coordinates {
             categorical: self.kinds.iter().map(|k| matches!(k, CoordinateKind::Choices(_))).collect(),
