@@ -33,20 +33,38 @@ pub(crate) fn normal_quantile(p: f64) -> f64 {
 /// standard normal's quantile of (rank + 1/2) / n. A monotone map of the losses that spaces their
 /// order evenly whatever their magnitudes (a Gaussian copula, as in Salinas et al. 2020).
 pub(crate) fn normal_scores(ys: &[f64]) -> Vec<f64> {
+    let n = ys.len() as f64;
+    ranks(ys).into_iter().map(|rank| normal_quantile((rank + 0.5) / n)).collect()
+}
+
+/// Each of `ys`'s rank among them from 0, ties sharing their mean rank.
+fn ranks(ys: &[f64]) -> Vec<f64> {
     let n = ys.len();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| ys[a].total_cmp(&ys[b]));
-    let mut scores = vec![0.0; n];
+    let mut ranks = vec![0.0; n];
     let mut start = 0;
     while start < n {
         let end = (start..n).find(|&k| ys[order[k]] != ys[order[start]]).unwrap_or(n);
-        let rank = (start + end - 1) as f64 / 2.0;
         for &k in &order[start..end] {
-            scores[k] = normal_quantile((rank + 0.5) / n as f64);
+            ranks[k] = (start + end - 1) as f64 / 2.0;
         }
         start = end;
     }
-    scores
+    ranks
+}
+
+/// Spearman's rank correlation of `a` and `b` (paired): the correlation of their ranks, in
+/// [-1, 1]; 0 where either has no spread.
+pub(crate) fn rank_correlation(a: &[f64], b: &[f64]) -> f64 {
+    let (ra, rb) = (ranks(a), ranks(b));
+    let (ma, va) = mean_and_variance(ra.iter().copied());
+    let (mb, vb) = mean_and_variance(rb.iter().copied());
+    if !(va > 0.0 && vb > 0.0) {
+        return 0.0;
+    }
+    let covariance = ra.iter().zip(&rb).map(|(x, y)| (x - ma) * (y - mb)).sum::<f64>() / ra.len() as f64;
+    covariance / (va * vb).sqrt()
 }
 
 /// log phi(z), finite where phi(z) underflows.
@@ -84,6 +102,14 @@ mod tests {
             assert!((back - p).abs() < 1e-12 * p.min(1.0 - p), "{p}: {back}");
         }
         assert!((normal_quantile(0.975) - 1.959963984540054).abs() < 1e-9);
+    }
+
+    #[test]
+    fn rank_correlation_reads_the_order_only() {
+        let a = [1.0, 2.0, 3.0, 4.0];
+        assert!((rank_correlation(&a, &[10.0, 1e3, 1e4, 1e9]) - 1.0).abs() < 1e-12);
+        assert!((rank_correlation(&a, &[4.0, 3.0, 2.0, 1.0]) + 1.0).abs() < 1e-12);
+        assert_eq!(rank_correlation(&a, &[1.0; 4]), 0.0);
     }
 
     #[test]

@@ -40,6 +40,7 @@
 //! pool holds `startup` evaluated individuals it samples uniformly. Fitting costs O(n^3) in the
 //! individuals it sees, so it fits at most `max_points`: the best half and the latest half.
 
+mod earlier;
 mod groups;
 
 use serde::{Deserialize, Serialize};
@@ -278,11 +279,15 @@ impl Gp {
 
     /// The individuals the process is fitted to, with their losses (failures as the worst finite
     /// one) and constraint values (none for failures), or `None` while fewer than `startup`
-    /// evaluations have a finite loss.
+    /// evaluations have a finite loss. Imported ones only while they agree with the island's own
+    /// (earlier.rs).
     fn training_set(&self, pool: &dyn Pool) -> Option<Vec<TrainingPoint>> {
+        let earlier = self.imported_agree(pool);
+        let counted = |i: &&Individual| earlier || !i.id.is_imported();
         // One pass: how many finite losses, and the worst of them (what failures stand in with).
         let (finite, worst) = pool
             .iter_all()
+            .filter(counted)
             .map(|i| i.loss)
             .filter(|l| l.is_finite())
             .fold((0usize, f64::NEG_INFINITY), |(n, worst), l| (n + 1, worst.max(l)));
@@ -291,14 +296,22 @@ impl Gp {
         }
         let point =
             |i: &Individual| (i.values.clone(), if i.loss.is_finite() { i.loss } else { worst }, i.constraints.clone());
-        if pool.size() <= self.config.max_points {
-            return Some(pool.iter_all().map(point).collect());
+        let size = if earlier { pool.size() } else { pool.iter_all().filter(counted).count() };
+        if size <= self.config.max_points {
+            return Some(pool.iter_all().filter(counted).map(point).collect());
         }
         // The best half of the cap, then the latest of the others, latest first.
-        let best = pool.best(self.config.max_points / 2);
+        let half = self.config.max_points / 2;
+        let best = if earlier {
+            pool.best(half)
+        } else {
+            let mut own: Vec<&Individual> = pool.iter_all().filter(counted).collect();
+            own.sort_by_key(|i| i.rank_key());
+            own.into_iter().take(half).cloned().collect()
+        };
         let chosen: std::collections::HashSet<IndividualId> = best.iter().map(|i| i.id).collect();
         let keep = self.config.max_points - best.len();
-        let latest = pool.iter_latest_bred().filter(|i| !chosen.contains(&i.id)).take(keep).map(point);
+        let latest = pool.iter_latest_bred().filter(counted).filter(|i| !chosen.contains(&i.id)).take(keep).map(point);
         Some(best.iter().map(point).chain(latest).collect())
     }
 }
