@@ -43,6 +43,8 @@
 mod earlier;
 mod groups;
 
+pub(crate) use earlier::WhileEarlierAgrees;
+
 use serde::{Deserialize, Serialize};
 
 use super::gp_coordinates::ModelCoordinates;
@@ -279,15 +281,11 @@ impl Gp {
 
     /// The individuals the process is fitted to, with their losses (failures as the worst finite
     /// one) and constraint values (none for failures), or `None` while fewer than `startup`
-    /// evaluations have a finite loss. Imported ones only while they agree with the island's own
-    /// (earlier.rs).
+    /// evaluations have a finite loss.
     fn training_set(&self, pool: &dyn Pool) -> Option<Vec<TrainingPoint>> {
-        let earlier = self.imported_agree(pool);
-        let counted = |i: &&Individual| earlier || !i.id.is_imported();
         // One pass: how many finite losses, and the worst of them (what failures stand in with).
         let (finite, worst) = pool
             .iter_all()
-            .filter(counted)
             .map(|i| i.loss)
             .filter(|l| l.is_finite())
             .fold((0usize, f64::NEG_INFINITY), |(n, worst), l| (n + 1, worst.max(l)));
@@ -296,22 +294,14 @@ impl Gp {
         }
         let point =
             |i: &Individual| (i.values.clone(), if i.loss.is_finite() { i.loss } else { worst }, i.constraints.clone());
-        let size = if earlier { pool.size() } else { pool.iter_all().filter(counted).count() };
-        if size <= self.config.max_points {
-            return Some(pool.iter_all().filter(counted).map(point).collect());
+        if pool.size() <= self.config.max_points {
+            return Some(pool.iter_all().map(point).collect());
         }
         // The best half of the cap, then the latest of the others, latest first.
-        let half = self.config.max_points / 2;
-        let best = if earlier {
-            pool.best(half)
-        } else {
-            let mut own: Vec<&Individual> = pool.iter_all().filter(counted).collect();
-            own.sort_by_key(|i| i.rank_key());
-            own.into_iter().take(half).cloned().collect()
-        };
+        let best = pool.best(self.config.max_points / 2);
         let chosen: std::collections::HashSet<IndividualId> = best.iter().map(|i| i.id).collect();
         let keep = self.config.max_points - best.len();
-        let latest = pool.iter_latest_bred().filter(counted).filter(|i| !chosen.contains(&i.id)).take(keep).map(point);
+        let latest = pool.iter_latest_bred().filter(|i| !chosen.contains(&i.id)).take(keep).map(point);
         Some(best.iter().map(point).chain(latest).collect())
     }
 }

@@ -2,7 +2,9 @@
 //! samplers: the process ([`Gp`]), which owns its own model only; where the configuration asks,
 //! the quadratic model tried in front of it ([`Attempt`], `quadratic_share`), TPE breeding a share
 //! of the children ([`Portfolio`], `tpe_share`), and CMA-ES taking the island over once it holds a
-//! count of evaluations ([`Conditional`], `cmaes_after`; what `auto` asks for). The checkpoint
+//! count of evaluations ([`Conditional`], `cmaes_after`; what `auto` asks for); all of it bred
+//! from the island's own evaluations alone where those imported by a warm start disagree with them
+//! (`WhileEarlierAgrees`, bayesian/gp/earlier.rs). The checkpoint
 //! records the configuration, so a resume builds the same composition.
 
 use crate::error::{Error, Result};
@@ -10,6 +12,7 @@ use crate::propagator::cmaes::QuadraticModel;
 use crate::propagator::{
     Attempt, Cmaes, CmaesConfig, Conditional, Gp, GpConfig, Portfolio, Propagator, Tpe, TpeConfig, check_probability,
 };
+use crate::propagator::bayesian::gp::WhileEarlierAgrees;
 use crate::space::SearchSpace;
 
 /// The GP configured by `config` for `space`: the process, and around it what the configuration
@@ -17,6 +20,7 @@ use crate::space::SearchSpace;
 /// process starts, and one to CMA-ES in a space it cannot search (a categorical parameter).
 pub(crate) fn gp(space: &SearchSpace, config: &GpConfig) -> Result<Box<dyn Propagator>> {
     let process = Gp::new(space, config.clone())?;
+    let judge = process.clone();
     if !(0.0..=1.0).contains(&config.tpe_share) {
         return Err(Error::InvalidPropagator(format!(
             "the GP propagator's share of children bred by TPE must be in [0, 1], got {}",
@@ -49,7 +53,7 @@ pub(crate) fn gp(space: &SearchSpace, config: &GpConfig) -> Result<Box<dyn Propa
             composed = Box::new(Conditional::new(after, Box::new(cmaes), composed)?);
         }
     }
-    Ok(composed)
+    Ok(Box::new(WhileEarlierAgrees::new(judge, composed)))
 }
 
 #[cfg(test)]

@@ -1,20 +1,28 @@
-//! Evaluations imported from an earlier run (`--warm-start`) in the process: prior knowledge
-//! while they agree with this run's own, left out once they do not. An earlier run on the same
-//! problem saves its evaluations' cost; one on a problem that differs where it matters (another
-//! dataset, a changed network; in the benchmark, another BBOB instance, whose optimum lies
-//! elsewhere) would otherwise keep the process trusting a landscape that is not there, and the
-//! imported best keeps the search near the old optimum (docs/benchmarks/spaces.md#warm-start).
+//! Evaluations imported from an earlier run (`--warm-start`) in the GP's composition: prior
+//! knowledge while they agree with this run's own, left out once they do not. An earlier run on
+//! the same problem saves its evaluations' cost; one on a problem that differs where it matters
+//! (another dataset, a changed network; in the benchmark, another BBOB instance, whose optimum lies
+//! elsewhere) would otherwise keep the process trusting a landscape that is not there, the trust
+//! region shrinking for every evaluation that fails to beat an imported best measured on another
+//! problem, and the hand-over to CMA-ES (counted with the imported ones) starting from their best
+//! tenth, at the old optimum (docs/benchmarks/spaces.md#warm-start).
+//!
 //! Agreement: once the island holds [`AGREEMENT_START`] evaluations of its own, the rank
 //! correlation between their losses and what a process of the imported ones alone (their best
-//! `max_points`) predicts at them must be at least [`MIN_AGREEMENT`]. Decided afresh for every
-//! child, as the GP keeps no state: the more of its own the island holds, the surer.
+//! `max_points`) predicts at them must be at least [`MIN_AGREEMENT`]. Where it is not, the whole
+//! composition (process, trust region, hand-over, portfolio) breeds from the island's own
+//! evaluations alone, as a run without the warm start would. Decided afresh for every child (the
+//! GP keeps no state): the more of its own the island holds, the surer.
 
 use super::Gp;
 use crate::bayes::matern::MaternGp;
 use crate::bayes::stats::{rank_correlation, standardized};
 use crate::bayes::warp::warped;
+use crate::error::Result;
 use crate::individual::Individual;
-use crate::propagator::Pool;
+use crate::propagator::{Arity, Breeder, Pool, Propagator};
+use crate::rng::PropRng;
+use crate::space::SearchSpace;
 
 /// Own evaluations the island holds before the imported ones are judged.
 const AGREEMENT_START: usize = 10;
@@ -22,15 +30,14 @@ const AGREEMENT_START: usize = 10;
 const MIN_AGREEMENT: f64 = 0.3;
 
 impl Gp {
-    /// Whether the island's imported evaluations belong in the process (the module's rule); true
-    /// where it has none.
-    pub(super) fn imported_agree(&self, pool: &dyn Pool) -> bool {
-        let (imported, own): (Vec<&Individual>, Vec<&Individual>) =
+    /// Whether the island's imported evaluations agree with its own (the module's rule); true
+    /// where it has none, or too few of its own to judge by.
+    pub(crate) fn imported_agree(&self, pool: &dyn Pool) -> bool {
+        let (mut imported, own): (Vec<&Individual>, Vec<&Individual>) =
             pool.iter_all().filter(|i| i.loss.is_finite()).partition(|i| i.id.is_imported());
         if imported.is_empty() || own.len() < AGREEMENT_START {
             return true;
         }
-        let mut imported = imported;
         imported.sort_by_key(|i| i.rank_key());
         imported.truncate(self.config.max_points);
         let xs: Vec<Vec<f64>> = imported.iter().map(|i| self.model.encode(&i.values)).collect();
@@ -44,6 +51,95 @@ impl Gp {
         let coded: Vec<Vec<f64>> = own.iter().map(|i| self.model.encode(&i.values)).collect();
         let predicted: Vec<f64> = earlier.predict_many(&coded).into_iter().map(|(mean, _)| mean).collect();
         rank_correlation(&measured, &predicted) >= MIN_AGREEMENT
+    }
+}
+
+/// The GP's composition, bred from the island's own evaluations alone where the imported ones
+/// disagree with them ([`Gp::imported_agree`], `judge` holding the space's coordinates).
+#[derive(Debug)]
+pub(crate) struct WhileEarlierAgrees {
+    judge: Gp,
+    inner: Box<dyn Propagator>,
+}
+
+impl WhileEarlierAgrees {
+    pub(crate) fn new(judge: Gp, inner: Box<dyn Propagator>) -> Self {
+        WhileEarlierAgrees { judge, inner }
+    }
+
+    /// The island as `inner` should see it: whole, or without the imported evaluations.
+    fn judged<'a>(&self, pool: &'a dyn Pool) -> Option<OwnOnly<'a>> {
+        (!self.judge.imported_agree(pool)).then(|| OwnOnly {
+            own: pool.iter_all().filter(|i| !i.id.is_imported()).cloned().collect(),
+            island: pool,
+        })
+    }
+}
+
+impl Propagator for WhileEarlierAgrees {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn parents(&self) -> Arity {
+        self.inner.parents()
+    }
+    fn offspring(&self) -> usize {
+        self.inner.offspring()
+    }
+    fn models_running(&self) -> bool {
+        self.inner.models_running()
+    }
+    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
+        match self.judged(pool) {
+            Some(own) => self.inner.propagate(&own, space, rng),
+            None => self.inner.propagate(pool, space, rng),
+        }
+    }
+    fn propagate_as(
+        &self,
+        breeder: Breeder,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        match self.judged(pool) {
+            Some(own) => self.inner.propagate_as(breeder, &own, space, rng),
+            None => self.inner.propagate_as(breeder, pool, space, rng),
+        }
+    }
+}
+
+/// An island without its imported evaluations: its own ones (copied), and what its workers are
+/// running now.
+struct OwnOnly<'a> {
+    own: Vec<Individual>,
+    island: &'a dyn Pool,
+}
+
+impl Pool for OwnOnly<'_> {
+    fn size(&self) -> usize {
+        self.own.size()
+    }
+    fn best(&self, k: usize) -> Vec<Individual> {
+        self.own.best(k)
+    }
+    fn worst(&self, k: usize) -> Vec<Individual> {
+        self.own.worst(k)
+    }
+    fn sample(&self, k: usize, rng: &mut PropRng) -> Vec<Individual> {
+        self.own.sample(k, rng)
+    }
+    fn to_vec(&self) -> Vec<Individual> {
+        self.own.clone()
+    }
+    fn iter_all(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+        self.own.iter_all()
+    }
+    fn iter_latest_bred(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+        self.own.iter_latest_bred()
+    }
+    fn iter_running(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
+        self.island.iter_running()
     }
 }
 
@@ -96,16 +192,20 @@ mod tests {
     fn imported_evaluations_stay_while_they_agree_and_leave_once_they_do_not() {
         let space = SearchSpace::builder().float("x", 0.0, 1.0).float("y", 0.0, 1.0).build().unwrap();
         let gp = Gp::new(&space, GpConfig::default()).unwrap();
-        // The same problem: they stay, and the process is fitted to all 62.
+        let judged = WhileEarlierAgrees::new(gp.clone(), Box::new(gp.clone()));
+        // The same problem: they stay, and the composition sees the whole island.
         let same = island(0.7, 0.7, 12);
         assert!(gp.imported_agree(&same));
-        assert_eq!(gp.training_set(&same).unwrap().len(), 62);
+        assert!(judged.judged(&same).is_none());
         // The optimum moved: the island's own evaluations near the old one disagree with what
-        // the earlier run measured there, and the process is fitted to the 12 own ones alone.
+        // the earlier run predicts there, and the composition sees the 12 own ones alone.
         let moved = island(0.7, 0.2, 12);
         assert!(!gp.imported_agree(&moved));
-        let told = gp.training_set(&moved).unwrap();
-        assert_eq!(told.len(), 12);
+        let own = judged.judged(&moved).expect("the imported ones left out");
+        assert_eq!(own.size(), 12);
+        assert!(own.iter_latest_bred().all(|i| !i.id.is_imported()));
+        let child = judged.propagate(&moved, &space, &mut worker_rng(3, 0)).unwrap();
+        assert!(space.contains(&child[0].values));
         // Too few of its own to judge by: they stay.
         assert!(gp.imported_agree(&island(0.7, 0.2, 9)));
     }
