@@ -404,7 +404,7 @@ const FLAGS: &[SettingFlag] = &[
         help: "GP: how a conditional space is modelled: `groups`, a process per group of \
                evaluations whose parameters were active together, the child going to the group \
                whose process promises the most improvement on the island's best (the losses \
-               compared by rank across groups); `joint`, one process of every evaluation whose \
+               compared by rank across groups; not with constraints); `joint`, one process of every evaluation whose \
                kernel compares a parameter only where it is active in both points (the default \
                before 2026-11-29 and what an older checkpoint keeps) \
                ([benchmark](../benchmarks/spaces.md#conditional-parameters))",

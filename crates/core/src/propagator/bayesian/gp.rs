@@ -145,6 +145,7 @@ pub struct GpConfig {
     /// In a conditional space, a process per group of evaluations whose parameters were active
     /// together, the groups competing by expected improvement in common units (groups.rs), instead
     /// of one process of all of them whose kernel compares a parameter only where it is active.
+    /// Not with constraints (their processes see every evaluation: the one process then).
     /// Absent from a configuration saved before it existed: false, the one process.
     #[serde(default)]
     pub groups: bool,

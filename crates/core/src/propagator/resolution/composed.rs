@@ -8,11 +8,11 @@
 //! records the configuration, so a resume builds the same composition.
 
 use crate::error::{Error, Result};
+use crate::propagator::bayesian::gp::WhileEarlierAgrees;
 use crate::propagator::cmaes::QuadraticModel;
 use crate::propagator::{
     Attempt, Cmaes, CmaesConfig, Conditional, Gp, GpConfig, Portfolio, Propagator, Tpe, TpeConfig, check_probability,
 };
-use crate::propagator::bayesian::gp::WhileEarlierAgrees;
 use crate::space::SearchSpace;
 
 /// The GP configured by `config` for `space`: the process, and around it what the configuration

@@ -69,10 +69,8 @@ impl WhileEarlierAgrees {
 
     /// The island as `inner` should see it: whole, or without the imported evaluations.
     fn judged<'a>(&self, pool: &'a dyn Pool) -> Option<OwnOnly<'a>> {
-        (!self.judge.imported_agree(pool)).then(|| OwnOnly {
-            own: pool.iter_all().filter(|i| !i.id.is_imported()).cloned().collect(),
-            island: pool,
-        })
+        (!self.judge.imported_agree(pool))
+            .then(|| OwnOnly { own: pool.iter_all().filter(|i| !i.id.is_imported()).cloned().collect(), island: pool })
     }
 }
 
