@@ -16,7 +16,8 @@
 
 use super::Gp;
 use crate::bayes::matern::MaternGp;
-use crate::bayes::stats::{rank_correlation, standardized};
+use crate::bayes::ranks::rank_correlation;
+use crate::bayes::stats::standardized;
 use crate::bayes::warp::warped;
 use crate::error::Result;
 use crate::individual::Individual;
