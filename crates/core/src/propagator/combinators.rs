@@ -29,6 +29,7 @@ macro_rules! breeding_through_run {
         }
     };
 }
+pub(crate) use breeding_through_run;
 
 /// Stages applied in order, each to the previous stage's offspring. Arity is checked when built.
 #[derive(Debug)]
@@ -367,7 +368,7 @@ impl Attempt {
 
 /// A stage called as its combinator was: with the breeder when it has one, so that a stage that
 /// needs it (PSO) gets it and the others behave as before.
-fn call(
+pub(crate) fn call(
     stage: &dyn Propagator,
     breeder: Option<Breeder>,
     pool: &dyn Pool,

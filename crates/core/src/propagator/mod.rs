@@ -308,3 +308,4 @@ mod model_tests;
 mod property_tests;
 #[cfg(test)]
 pub(crate) mod test_pools;
+pub(crate) mod with_running;

@@ -21,6 +21,8 @@ use crate::bayes::stats::standardized;
 use crate::bayes::warp::warped;
 use crate::error::Result;
 use crate::individual::Individual;
+use crate::propagator::combinators::{breeding_through_run, call};
+use crate::propagator::with_running::WithRunning;
 use crate::propagator::{Arity, Breeder, Pool, Propagator};
 use crate::rng::PropRng;
 use crate::space::SearchSpace;
@@ -68,10 +70,26 @@ impl WhileEarlierAgrees {
         WhileEarlierAgrees { judge, inner }
     }
 
-    /// The island as `inner` should see it: whole, or without the imported evaluations.
-    fn judged<'a>(&self, pool: &'a dyn Pool) -> Option<OwnOnly<'a>> {
-        (!self.judge.imported_agree(pool))
-            .then(|| OwnOnly { own: pool.iter_all().filter(|i| !i.id.is_imported()).cloned().collect(), island: pool })
+    /// The island as `inner` should see it: whole (`None`), or its own evaluations beside what
+    /// its workers are running.
+    fn judged(&self, pool: &dyn Pool) -> Option<WithRunning> {
+        (!self.judge.imported_agree(pool)).then(|| WithRunning {
+            done: pool.iter_all().filter(|i| !i.id.is_imported()).cloned().collect(),
+            running: pool.iter_running().cloned().collect(),
+        })
+    }
+
+    fn run(
+        &self,
+        breeder: Option<Breeder>,
+        pool: &dyn Pool,
+        space: &SearchSpace,
+        rng: &mut PropRng,
+    ) -> Result<Vec<Individual>> {
+        match self.judged(pool) {
+            Some(own) => call(self.inner.as_ref(), breeder, &own, space, rng),
+            None => call(self.inner.as_ref(), breeder, pool, space, rng),
+        }
     }
 }
 
@@ -88,58 +106,7 @@ impl Propagator for WhileEarlierAgrees {
     fn models_running(&self) -> bool {
         self.inner.models_running()
     }
-    fn propagate(&self, pool: &dyn Pool, space: &SearchSpace, rng: &mut PropRng) -> Result<Vec<Individual>> {
-        match self.judged(pool) {
-            Some(own) => self.inner.propagate(&own, space, rng),
-            None => self.inner.propagate(pool, space, rng),
-        }
-    }
-    fn propagate_as(
-        &self,
-        breeder: Breeder,
-        pool: &dyn Pool,
-        space: &SearchSpace,
-        rng: &mut PropRng,
-    ) -> Result<Vec<Individual>> {
-        match self.judged(pool) {
-            Some(own) => self.inner.propagate_as(breeder, &own, space, rng),
-            None => self.inner.propagate_as(breeder, pool, space, rng),
-        }
-    }
-}
-
-/// An island without its imported evaluations: its own ones (copied), and what its workers are
-/// running now.
-struct OwnOnly<'a> {
-    own: Vec<Individual>,
-    island: &'a dyn Pool,
-}
-
-impl Pool for OwnOnly<'_> {
-    fn size(&self) -> usize {
-        self.own.size()
-    }
-    fn best(&self, k: usize) -> Vec<Individual> {
-        self.own.best(k)
-    }
-    fn worst(&self, k: usize) -> Vec<Individual> {
-        self.own.worst(k)
-    }
-    fn sample(&self, k: usize, rng: &mut PropRng) -> Vec<Individual> {
-        self.own.sample(k, rng)
-    }
-    fn to_vec(&self) -> Vec<Individual> {
-        self.own.clone()
-    }
-    fn iter_all(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
-        self.own.iter_all()
-    }
-    fn iter_latest_bred(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
-        self.own.iter_latest_bred()
-    }
-    fn iter_running(&self) -> Box<dyn Iterator<Item = &Individual> + '_> {
-        self.island.iter_running()
-    }
+    breeding_through_run!();
 }
 
 #[cfg(test)]
