@@ -10,6 +10,12 @@
 #     [1..54], the constraints reported with the loss (benches/spaces_problems.py). Both against
 #     Optuna's TPESampler and GPSampler (default settings; integers as suggest_int, constraints
 #     through Trial.set_constraint); seed k runs instance k; the best is the best feasible loss.
+#   ddp: the PyTorch DDP tutorial (tutorials/pytorch_ddp/train.py: its CNN on 2,000 Fashion-MNIST
+#     images, 3 epochs) over tutorials/pytorch_ddp/space-conditional.toml: `optimizer` among
+#     adadelta, sgd (with `momentum`) and adam (with `beta1`, `beta2`), the best validation loss
+#     after BUDGET [64] evaluations, against Optuna's TPESampler(multivariate=True, group=True)
+#     running the same script per trial (benches/spaces_optuna.py). One problem; seeds are the
+#     searches' (the training's own seed stays 0, so both search the same function).
 #   warm: BBOB 5-D (benches/bbob_trial.py), per function a cold run on instance 1, a cold run on
 #     instance 2, and a run on instance 2 warm-started from the first (--warm-start its checkpoint):
 #     the evaluations each needs to reach the cold instance-2 run's final best
@@ -23,10 +29,11 @@
 #
 # Knobs: PART [conditional]; PROBLEMS [1..8, 1..24, 1..54]; INSTANCE [1; the seed for mixint and
 # constrained]; SEED ["1 2 3"]; BUDGET [200]; NP [8]; OURS ["default tpe"; "default" for mixint and
-# constrained]: propagators (default: no flag, what `auto` picks); OPTUNA ["tpe"; "tpe gp"]; empty:
+# constrained and ddp]: propagators (default: no flag, what `auto` picks); OPTUNA ["tpe"; "tpe gp"]; empty:
 # none; FLAGS [""]: more flags for our runs, LABEL [""] appended to their method's name (e.g.
 # FLAGS="--gp-trust-region 0" LABEL=-tr0); EVAL_SECONDS [0.5]: each of our evaluations lasts 0.5-1.5x this (benches/bbob_trial.py says
-# why); WORK [bench-results/spaces]: results.jsonl there gains a line per run, and a run already in
+# why); OURS_BIN [target/release/propulate-rs, built]: our binary, e.g. a variant built elsewhere;
+# WORK [bench-results/spaces]: results.jsonl there gains a line per run, and a run already in
 # it is not run again. Uses .venv-bbob/ (ioh, Optuna 5.0.0), made by benches/bbob.sh when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,13 +43,14 @@ case "$PART" in
     conditional) problems=8 ours="default tpe" optuna=tpe ;;
     mixint) problems=24 ours=default optuna="tpe gp" ;;
     constrained) problems=54 ours=default optuna="tpe gp" ;;
+    ddp) problems=1 ours=default optuna=tpe ;;
     warm) problems=0 ours="" optuna="" ;;
-    *) echo "spaces: unknown PART '$PART' (conditional, mixint, constrained, warm)" >&2; exit 1 ;;
+    *) echo "spaces: unknown PART '$PART' (conditional, mixint, constrained, ddp, warm)" >&2; exit 1 ;;
 esac
 PROBLEMS=${PROBLEMS:-$(seq -s ' ' 1 "$problems")}
 INSTANCE=${INSTANCE:-1}
 SEED=${SEED:-"1 2 3"}
-BUDGET=${BUDGET:-200}
+BUDGET=${BUDGET:-$([ "$PART" = ddp ] && echo 64 || echo 200)}
 NP=${NP:-8}
 OURS=${OURS-$ours}
 OPTUNA=${OPTUNA-$optuna}
@@ -56,8 +64,12 @@ fi
 if [ "$PART" = mixint ] || [ "$PART" = constrained ]; then
     "$PY" -c "import cocoex" 2>/dev/null || "$PWD/.venv-bbob/bin/pip" install -q coco-experiment==2.8.2
 fi
-cargo build --release --bin propulate-rs >&2
-BIN=$PWD/target/release/propulate-rs
+if [ -n "${OURS_BIN:-}" ]; then
+    BIN=$OURS_BIN
+else
+    cargo build --release --bin propulate-rs >&2
+    BIN=$PWD/target/release/propulate-rs
+fi
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 results=$WORK/results.jsonl
@@ -92,8 +104,13 @@ if [ "$PART" = warm ]; then
     exit 0
 fi
 
-space=$WORK/$PART.toml
-"$PY" benches/spaces_problems.py "$PART" > "$space"
+if [ "$PART" = ddp ]; then
+    [ -x .torch/bin/python ] || { echo "spaces: PART=ddp needs torch in .torch/ (bash scripts/install-libtorch.sh)" >&2; exit 1; }
+    space=$PWD/tutorials/pytorch_ddp/space-conditional.toml
+else
+    space=$WORK/$PART.toml
+    "$PY" benches/spaces_problems.py "$PART" > "$space"
+fi
 
 record() { # KEY METHOD PROBLEM SEED BEST SECONDS
     echo "{\"key\": \"$1\", \"method\": \"$2\", \"fid\": $3, \"instance\": $INSTANCE, \"dim\": \"$PART\", \"budget\": $BUDGET, \"seed\": $4, \"best\": $5, \"seconds\": $6}" >> "$results"
@@ -118,10 +135,16 @@ for seed in $SEED; do
             [ "$ours" = default ] || flags=(--propagator "$ours")
             read -ra more <<< "${FLAGS:-}"
             flags+=("${more[@]}")
+            # What the workers run: the PyTorch tutorial from the torch the README's set-up
+            # installs, torch imported once per rank, or a BBOB problem with ioh imported.
+            if [ "$PART" = ddp ]; then
+                trial=(--preload torch -- "$PWD/.torch/bin/python" "$PWD/tutorials/pytorch_ddp/train.py")
+            else
+                trial=(--preload ioh -- "$PY" "$PWD/benches/spaces_trial.py" "$PART" "$problem" "$INSTANCE")
+            fi
             start=$(date +%s.%N)
             mpirun -np "$NP" --bind-to none "$BIN" --generations $((BUDGET / NP)) --seed "$seed" --space "$space" \
-                --preload ioh --checkpoint "$run/ck" --out "$run" --quiet "${flags[@]}" \
-                -- "$PY" "$PWD/benches/spaces_trial.py" "$PART" "$problem" "$INSTANCE" > "$run/run.log" 2>&1 ||
+                --checkpoint "$run/ck" --out "$run" --quiet "${flags[@]}" "${trial[@]}" > "$run/run.log" 2>&1 ||
                 { echo "spaces: $key failed; see $run/run.log" >&2; exit 1; }
             seconds=$("$PY" -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$start" "$(date +%s.%N)")
             best=$(best_of "$run/best.json")

@@ -2,6 +2,7 @@
 
     python spaces_optuna.py conditional PROBLEM INSTANCE BUDGET SEED [tpe]
     python spaces_optuna.py mixint|constrained FID INSTANCE BUDGET SEED tpe|gp|cmaes
+    python spaces_optuna.py ddp 1 1 BUDGET SEED [tpe]
 
 conditional: as Optuna's documentation recommends for conditional spaces,
 `TPESampler(multivariate=True, group=True)`, the space defined by run (the branch, then its own
@@ -10,13 +11,22 @@ coordinates). mixint: TPESampler or GPSampler with default settings, or CmaEsSam
 `suggest_int`. constrained: the same samplers given COCO's constraints (`Trial.set_constraint`,
 Optuna 5's way), the best counted over feasible trials only (infinity when none was).
 
+ddp: the PyTorch DDP tutorial (tutorials/pytorch_ddp/train.py, as a process of its own per trial
+with PROPULATE_RESULT set, as propulate-rs runs it) over its conditional space
+(tutorials/pytorch_ddp/space-conditional.toml) defined by run: the optimizer, then SGD's momentum
+or Adam's betas; TPESampler(multivariate=True, group=True).
+
 Prints one JSON line: the best loss after BUDGET evaluations and the seconds the run took.
 """
 import json
 import math
+import os
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
+from pathlib import Path
 
 import optuna
 
@@ -33,6 +43,36 @@ def conditional_study(problem: int, instance: int, seed: int):
         for i in range(spaces_problems.DIM):
             params[f"{branch}{i}"] = trial.suggest_float(f"{branch}{i}", -5.0, 5.0)
         return spaces_problems.conditional_loss(functions, params)
+
+    return optuna.create_study(sampler=sampler), objective
+
+
+def ddp_study(seed: int):
+    root = Path(__file__).resolve().parent.parent
+    sampler = optuna.samplers.TPESampler(multivariate=True, group=True, seed=seed)
+
+    def objective(trial: optuna.Trial) -> float:
+        # As in space-conditional.toml.
+        params = {
+            "conv_layers": trial.suggest_int("conv_layers", 2, 10),
+            "activation": trial.suggest_categorical("activation", ["relu", "sigmoid", "tanh"]),
+            "optimizer": trial.suggest_categorical("optimizer", ["adadelta", "sgd", "adam"]),
+            "lr": trial.suggest_float("lr", 1e-4, 1.0, log=True),
+            "gamma": trial.suggest_float("gamma", 0.5, 0.999),
+        }
+        if params["optimizer"] == "sgd":
+            params["momentum"] = trial.suggest_float("momentum", 0.0, 0.99)
+        if params["optimizer"] == "adam":
+            params["beta1"] = trial.suggest_float("beta1", 0.5, 0.999)
+            params["beta2"] = trial.suggest_float("beta2", 0.9, 0.9999)
+        with tempfile.TemporaryDirectory() as tmp:
+            result = os.path.join(tmp, "result.json")
+            command = [str(root / ".torch/bin/python"), str(root / "tutorials/pytorch_ddp/train.py")]
+            command += [f"--{k}={v}" for k, v in params.items()]
+            subprocess.run(command, env={**os.environ, "PROPULATE_RESULT": result}, check=True,
+                           stdout=subprocess.DEVNULL)
+            with open(result) as f:
+                return json.load(f)["loss"]
 
     return optuna.create_study(sampler=sampler), objective
 
@@ -83,6 +123,8 @@ def main() -> None:
     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
     if kind == "conditional":
         study, objective = conditional_study(problem, instance, seed)
+    elif kind == "ddp":
+        study, objective = ddp_study(seed)
     elif kind in spaces_problems.COCO_SUITES:
         study, objective = coco_study(kind, problem, instance, seed, sampler_name)
     else:

@@ -67,7 +67,10 @@ def main() -> None:
         fids = sorted(set.intersection(*(set(per[m]) for m in methods)))
         med = {m: {f: statistics.median(per[m][f]) for f in fids} for m in methods}
         runs_per_function = {m: sorted({len(per[m][f]) for f in fids}) for m in methods}
-        print(f"\n## {dim}-D, {budget} evaluations: median over instances (and seeds) of best f - f_opt")
+        # benches/spaces.sh names its parts (conditional, mixint, ..., ddp: a validation loss).
+        kind = f"{dim}-D" if str(dim).isdigit() else dim
+        what = "best validation loss" if dim == "ddp" else "best f - f_opt"
+        print(f"\n## {kind}, {budget} evaluations: median over instances (and seeds) of {what}")
         print("| f | " + " | ".join(methods) + " |")
         print("|---|" + "---|" * len(methods))
         for f in fids:

@@ -465,6 +465,54 @@ fn the_pytorch_ddp_tutorial_runs_as_documented() {
     }
 }
 
+/// The tutorial's conditional space (`space-conditional.toml`): SGD's momentum and Adam's betas
+/// reach the script, as flags and in the trial's parameters, only with their optimizer. One
+/// configuration per optimizer is enqueued, so that all three train.
+#[test]
+fn the_pytorch_ddp_tutorials_conditional_space_passes_only_the_optimizers_own_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tutorial = Tutorial::new(tmp.path());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let space = std::fs::read_to_string(root.join("tutorials/pytorch_ddp/space-conditional.toml")).unwrap();
+    let enqueue = tmp.path().join("first.csv");
+    std::fs::write(
+        &enqueue,
+        "conv_layers,activation,optimizer,lr,gamma,momentum,beta1,beta2\n\
+         2,relu,adadelta,1.0,0.9,,,\n\
+         2,relu,sgd,0.01,0.9,0.9,,\n\
+         2,relu,adam,0.001,0.9,,0.9,0.999\n",
+    )
+    .unwrap();
+    let (python, script, data) = (&tutorial.python, &tutorial.script, &tutorial.data);
+    let command =
+        [python.as_str(), script, "--epochs", "1", "--train-images", "64", "--valid-images", "32", "--data", data];
+    let flags = ["--generations", "2", "--preload", "torch", "--enqueue", enqueue.to_str().unwrap()];
+    succeeded(&run_trials(Transport::Mpi, 2, &space, &flags, &command, tmp.path()));
+    let trials = trials_jsonl(tmp.path());
+    assert_eq!(trials.len(), 4);
+    let mut optimizers = Vec::new();
+    for t in &trials {
+        assert_eq!(t["failure"], Value::Null, "{t}");
+        let optimizer = t["params"]["optimizer"].as_str().unwrap().to_string();
+        let own: &[&str] = match optimizer.as_str() {
+            "sgd" => &["momentum"],
+            "adam" => &["beta1", "beta2"],
+            _ => &[],
+        };
+        let stdout = std::fs::read_to_string(trial_dir(tmp.path(), t).join("rank0.stdout")).unwrap();
+        let arguments = stdout.lines().find_map(|l| l.strip_prefix("arguments: ")).expect("the script's first line");
+        for name in ["momentum", "beta1", "beta2"] {
+            let active = own.contains(&name);
+            assert_eq!(t["params"].get(name).is_some(), active, "{name} with {optimizer}: {t}");
+            assert_eq!(arguments.contains(&format!("--{name}=")), active, "{name} with {optimizer}: {arguments}");
+        }
+        optimizers.push(optimizer);
+    }
+    for optimizer in ["adadelta", "sgd", "adam"] {
+        assert!(optimizers.iter().any(|o| o == optimizer), "the enqueued {optimizer} trained: {optimizers:?}");
+    }
+}
+
 /// The tutorial under population-based training, as its README runs it: each evaluation trains
 /// one epoch of its member, saving the network and the optimizer with torch.save, and a member's
 /// next evaluation continues it with torch.load (its reports go on from the epoch the state had).

@@ -13,7 +13,8 @@ By hand, one process (or under torchrun) works too:
     python tutorials/pytorch_ddp/train.py --conv_layers 3 --activation relu --lr 0.01 --gamma 0.9
 
 The recipe: 2-10 convolutions of 10 channels (3x3, padding 1) with the activation, a linear
-classifier, log-softmax; Adadelta with StepLR (its learning rate times gamma after every epoch);
+classifier, log-softmax; Adadelta (or --optimizer sgd with --momentum, adam with --beta1 and
+--beta2) with StepLR (its learning rate times gamma after every epoch);
 batch 8 per process; each process trains on its DistributedSampler shard, DDP averages the
 gradients. After every epoch the validation loss (mean negative log-likelihood over the whole
 validation subset: each process its shard, summed over the processes) is reported as
@@ -47,6 +48,13 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 ACTIVATIONS = {"relu": nn.ReLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh}
+# The optimizer and its own parameters: --momentum only means something to SGD, --beta1 and
+# --beta2 only to Adam (space-conditional.toml makes them conditional on --optimizer).
+OPTIMIZERS = {
+    "adadelta": lambda params, a: torch.optim.Adadelta(params, lr=a.lr),
+    "sgd": lambda params, a: torch.optim.SGD(params, lr=a.lr, momentum=a.momentum),
+    "adam": lambda params, a: torch.optim.Adam(params, lr=a.lr, betas=(a.beta1, a.beta2)),
+}
 
 
 def read_idx(path: Path, first: int) -> torch.Tensor:
@@ -106,6 +114,10 @@ def main():
     p.add_argument("--activation", choices=sorted(ACTIVATIONS), default="relu")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--gamma", type=float, default=0.9)
+    p.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default="adadelta")
+    p.add_argument("--momentum", type=float, default=0.0, help="SGD's (--optimizer sgd)")
+    p.add_argument("--beta1", type=float, default=0.9, help="Adam's first beta (--optimizer adam)")
+    p.add_argument("--beta2", type=float, default=0.999, help="Adam's second beta (--optimizer adam)")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch", type=int, default=8, help="images per step on each process")
     p.add_argument("--train-images", type=int, default=2000)
@@ -130,6 +142,8 @@ def main():
         torch.cuda.set_device(device)  # before the group: NCCL's communicator lives on this GPU
     dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
+    if rank == 0:  # what this run trains: the candidate's flags as propulate-rs passed them
+        print("arguments:", " ".join(sys.argv[1:]), flush=True)
     torch.manual_seed(args.seed)  # the same initial weights on every process (DDP broadcasts rank 0's anyway)
 
     train = dataset(args.data, "train", args.train_images)
@@ -140,7 +154,7 @@ def main():
     valid_loader = DataLoader(valid, batch_size=100, sampler=valid_sampler)
 
     model = DistributedDataParallel(Net(args.conv_layers, args.activation).to(device))
-    optimizer = torch.optim.Adadelta(model.parameters(), lr=args.lr)
+    optimizer = OPTIMIZERS[args.optimizer](model.parameters(), args)
     # Population-based training: continue a saved state for PROPULATE_STEPS epochs.
     pbt = "PROPULATE_SAVE_TO" in os.environ
     done, epochs = 0, args.epochs
