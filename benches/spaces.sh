@@ -155,6 +155,7 @@ for seed in $SEED; do
             key="$method $PART p$problem i$INSTANCE b$BUDGET s$seed"
             grep -qF "\"key\": \"$key\"" "$results" && continue
             out=$("$PY" benches/spaces_optuna.py "$PART" "$problem" "$INSTANCE" "$BUDGET" "$seed" "$sampler")
+            mkdir -p "$WORK/optuna" && echo "$out" > "$WORK/optuna/${key// /-}.json" # with the best's parameters
             best=$(echo "$out" | "$PY" -c "import json,sys; print(json.dumps(json.load(sys.stdin)['best']))")
             seconds=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['seconds'])")
             record "$key" "$method" "$problem" "$seed" "$best" "$seconds"

@@ -131,7 +131,11 @@ def main() -> None:
         raise SystemExit(f"unknown problem kind {kind}")
     start = time.monotonic()
     study.optimize(objective, n_trials=budget)
-    print(json.dumps({"best": best_feasible(study), "seconds": time.monotonic() - start}))
+    seconds = time.monotonic() - start
+    best = best_feasible(study)
+    # The best trial's parameters too, where one is feasible (the ddp tables name what was found).
+    params = study.best_trial.params if math.isfinite(best) and kind != "constrained" else None
+    print(json.dumps({"best": best, "seconds": seconds, "params": params}))
 
 
 if __name__ == "__main__":
