@@ -13,8 +13,8 @@ Optuna 5's way), the best counted over feasible trials only (infinity when none 
 
 ddp: the PyTorch DDP tutorial (tutorials/pytorch_ddp/train.py, as a process of its own per trial
 with PROPULATE_RESULT set, as propulate-rs runs it) over its conditional space
-(tutorials/pytorch_ddp/space-conditional.toml) defined by run: the optimizer, then SGD's momentum
-or Adam's betas; TPESampler(multivariate=True, group=True).
+(tutorials/pytorch_ddp/space-conditional.toml, read from the file) defined by run: the optimizer,
+then SGD's momentum or Adam's betas; TPESampler(multivariate=True, group=True).
 
 Prints one JSON line: the best loss after BUDGET evaluations and the seconds the run took.
 """
@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import warnings
 from pathlib import Path
 
@@ -47,24 +48,31 @@ def conditional_study(problem: int, instance: int, seed: int):
     return optuna.create_study(sampler=sampler), objective
 
 
+def suggest_from_file(trial: optuna.Trial, space: dict) -> dict:
+    """A propulate-rs space file's parameters suggested by run, in the file's order: one with
+    `when` only where the categoricals it names (defined before it) hold one of its values."""
+    params = {}
+    for name, p in space["params"].items():
+        when = p.get("when", {})
+        if any(params.get(on) not in (v if isinstance(v, list) else [v]) for on, v in when.items()):
+            continue
+        if p["type"] == "categorical":
+            params[name] = trial.suggest_categorical(name, p["choices"])
+        elif p["type"] == "int":
+            params[name] = trial.suggest_int(name, p["low"], p["high"], log=p.get("log", False))
+        else:
+            params[name] = trial.suggest_float(name, p["low"], p["high"], log=p.get("log", False))
+    return params
+
+
 def ddp_study(seed: int):
     root = Path(__file__).resolve().parent.parent
+    with open(root / "tutorials/pytorch_ddp/space-conditional.toml", "rb") as f:
+        space = tomllib.load(f)
     sampler = optuna.samplers.TPESampler(multivariate=True, group=True, seed=seed)
 
     def objective(trial: optuna.Trial) -> float:
-        # As in space-conditional.toml.
-        params = {
-            "conv_layers": trial.suggest_int("conv_layers", 2, 10),
-            "activation": trial.suggest_categorical("activation", ["relu", "sigmoid", "tanh"]),
-            "optimizer": trial.suggest_categorical("optimizer", ["adadelta", "sgd", "adam"]),
-            "lr": trial.suggest_float("lr", 1e-4, 1.0, log=True),
-            "gamma": trial.suggest_float("gamma", 0.5, 0.999),
-        }
-        if params["optimizer"] == "sgd":
-            params["momentum"] = trial.suggest_float("momentum", 0.0, 0.99)
-        if params["optimizer"] == "adam":
-            params["beta1"] = trial.suggest_float("beta1", 0.5, 0.999)
-            params["beta2"] = trial.suggest_float("beta2", 0.9, 0.9999)
+        params = suggest_from_file(trial, space)
         with tempfile.TemporaryDirectory() as tmp:
             result = os.path.join(tmp, "result.json")
             command = [str(root / ".torch/bin/python"), str(root / "tutorials/pytorch_ddp/train.py")]
