@@ -33,6 +33,10 @@ const ROUNDS: usize = 5;
 /// A round that gains less log EI than this ends the search.
 const ROUND_GAIN: f64 = 1e-6;
 const CLIMB: Stop = Stop { iterations: 100, gradient: 1e-7, relative_decrease: 1e-10 };
+/// Points closer than this in every coordinate of the unit cube are one configuration: a ten-
+/// millionth of a parameter's range (or of its log range), far below what a training tells apart
+/// and below the steps that refine BBOB's optima to 1e-8.
+const SAME_POINT: f64 = 1e-7;
 /// Smallest predictive variance used: the log of EI at a point the model is sure of stays finite.
 const MIN_VARIANCE: f64 = 1e-18;
 
@@ -204,6 +208,14 @@ impl Bounds {
 /// The candidate with the highest acquisition after local searches from the best of `candidates`,
 /// the `warm` starts and others drawn by score; `starts` local searches in all, their continuous
 /// coordinates within `bounds` (the candidates and warm starts are the caller's to place there).
+/// Never a point of `taken` (the evaluations the model was fitted to and those running) while
+/// another is at hand: the next local search's end, else the best candidate apart from them. A
+/// process that finds noise in the losses promises improvement at its best evaluated point itself
+/// (its mean there is the best, its variance not 0), and where nothing else promises more, as
+/// when the search has pressed into a corner of the space, every worker bred that point again:
+/// 19 of 64 evaluations of one configuration of the DDP tutorial's conditional benchmark
+/// (docs/benchmarks/spaces.md), a deterministic training that such a repeat teaches nothing.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn maximize(
     acquisition: &impl Acquisition,
     kinds: &[CoordinateKind],
@@ -211,6 +223,7 @@ pub(crate) fn maximize(
     candidates: &[Vec<f64>],
     warm: &[Vec<f64>],
     starts: usize,
+    taken: &[Vec<f64>],
     rng: &mut PropRng,
 ) -> Vec<f64> {
     let scores = acquisition.values(candidates);
@@ -227,14 +240,28 @@ pub(crate) fn maximize(
     race.sort_by(|a, b| a.0.total_cmp(&b.0));
     let room = starts.saturating_sub(chosen.len());
     chosen.extend(race.into_iter().take(room).map(|(_, k)| candidates[k].clone()));
-    let mut best = (scores[top], candidates[top].clone());
-    for start in chosen {
-        let (value, x) = local_search(acquisition, kinds, bounds, start);
-        if value > best.0 {
-            best = (value, x);
-        }
+    let mut found: Vec<(f64, Vec<f64>)> = vec![(scores[top], candidates[top].clone())];
+    found.extend(chosen.into_iter().map(|start| local_search(acquisition, kinds, bounds, start)));
+    // Stable: of equal values the earlier (the top candidate first), as a single best would be.
+    let value = |v: f64| if v.is_nan() { f64::NEG_INFINITY } else { v };
+    found.sort_by(|a, b| value(b.0).total_cmp(&value(a.0)));
+    let is_new = |x: &Vec<f64>| !taken.iter().any(|t| same_point(t, x, kinds));
+    if let Some((_, x)) = found.iter().find(|(_, x)| is_new(x)) {
+        return x.clone();
     }
-    best.1
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| value(scores[b]).total_cmp(&value(scores[a])));
+    match order.into_iter().find(|&k| is_new(&candidates[k])) {
+        Some(k) => candidates[k].clone(),
+        None => found.swap_remove(0).1,
+    }
+}
+
+/// Two model points no searched coordinate of which differs by more than [`SAME_POINT`]: a held
+/// one (a conditional space's switch or dormant parameter in a group's search) is not the
+/// configuration's.
+fn same_point(a: &[f64], b: &[f64], kinds: &[CoordinateKind]) -> bool {
+    (0..kinds.len()).all(|j| kinds[j] == CoordinateKind::Held || (a[j] - b[j]).abs() <= SAME_POINT)
 }
 
 /// Climb from `x`: alternate L-BFGS on the continuous coordinates with each discrete one's search.
@@ -361,14 +388,14 @@ mod tests {
         // beats every candidate.
         let mut rng = worker_rng(1, 0);
         let candidates: Vec<Vec<f64>> = (0..200).map(|_| vec![rng.random(), rng.random_range(0..3) as f64]).collect();
-        let x = maximize(&acquisition, &kinds, &Bounds::unit(kinds.len()), &candidates, &[], 5, &mut rng);
+        let x = maximize(&acquisition, &kinds, &Bounds::unit(kinds.len()), &candidates, &[], 5, &[], &mut rng);
         assert!((0.0..=1.0).contains(&x[0]) && (x[0] - 0.7).abs() < 0.1 && x[1] == 2.0, "{x:?}");
         let found = acquisition.value(&x);
         assert!(candidates.iter().all(|c| acquisition.value(c) <= found));
         // Held in a box that stops short of the bottom, the search ends at the box's edge.
         let boxed = Bounds { lower: vec![0.2, 0.0], upper: vec![0.5, 1.0] };
         let inside: Vec<Vec<f64>> = candidates.iter().map(|c| vec![0.2 + 0.3 * c[0], c[1]]).collect();
-        let x = maximize(&acquisition, &kinds, &boxed, &inside, &[], 5, &mut rng);
+        let x = maximize(&acquisition, &kinds, &boxed, &inside, &[], 5, &[], &mut rng);
         assert!((x[0] - 0.5).abs() < 1e-6 && x[1] == 2.0, "{x:?}");
     }
 
@@ -384,6 +411,51 @@ mod tests {
             assert!((bin - bin.round()).abs() < 1e-9, "{n}: {x:?}");
             assert!((x[0] - 0.7).abs() < 0.15, "{n}: {x:?}");
         }
+    }
+
+    /// Highest at the corner (1, 1) of the square, whatever the second coordinate's kind.
+    struct Corner;
+    impl Acquisition for Corner {
+        fn value(&self, x: &[f64]) -> f64 {
+            x[0] + x[1]
+        }
+        fn value_and_gradient(&self, x: &[f64]) -> (f64, Vec<f64>) {
+            (self.value(x), vec![1.0, 1.0])
+        }
+    }
+
+    #[test]
+    fn an_evaluated_or_running_point_is_not_bred_again_while_another_is_at_hand() {
+        let mut rng = worker_rng(3, 0);
+        let continuous = [CoordinateKind::Continuous; 2];
+        let unit = Bounds::unit(2);
+        let candidates: Vec<Vec<f64>> = (0..50).map(|_| vec![rng.random(), rng.random()]).collect();
+        let corner = vec![1.0, 1.0];
+        let x = maximize(&Corner, &continuous, &unit, &candidates, &[], 5, &[], &mut rng);
+        assert_eq!(x, corner, "the climb ends in the corner");
+        // Taken (as the island's best evaluation, also the warm start): a point apart from it.
+        let taken = std::slice::from_ref(&corner);
+        let x = maximize(&Corner, &continuous, &unit, &candidates, taken, 5, taken, &mut rng);
+        assert!(x.iter().zip(&corner).any(|(a, b)| (a - b).abs() > SAME_POINT), "{x:?}");
+        let best = candidates.iter().map(|c| Corner.value(c)).fold(f64::NEG_INFINITY, f64::max);
+        assert!(Corner.value(&x) >= best, "no worse than the best candidate: {x:?}");
+        // A held coordinate is not the configuration's: the corner with another held value is it.
+        let held = [CoordinateKind::Continuous, CoordinateKind::Held];
+        let x = maximize(&Corner, &held, &unit, &candidates, &[], 5, &[vec![1.0, 0.2]], &mut rng);
+        assert!(x[0] < 1.0 - SAME_POINT, "{x:?}");
+        // Every candidate and every climb's end taken: the best of them, as without the list.
+        let few = vec![vec![0.2, 0.3], vec![0.9, 0.9]];
+        let x = maximize(
+            &Corner,
+            &continuous,
+            &unit,
+            &few,
+            &[],
+            1,
+            &[vec![0.2, 0.3], vec![0.9, 0.9], corner.clone()],
+            &mut rng,
+        );
+        assert_eq!(x, corner);
     }
 
     #[test]

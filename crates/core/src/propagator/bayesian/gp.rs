@@ -429,6 +429,8 @@ impl Gp {
         rng: &mut PropRng,
     ) -> Option<Vec<Value>> {
         let mut inputs: Vec<Vec<f64>> = told.iter().map(|(v, _)| self.model.encode(v)).collect();
+        // Not bred again: what was evaluated and what is running (acquisition::maximize).
+        let taken: Vec<Vec<f64>> = inputs.iter().chain(&scope.running).cloned().collect();
         // Fitted to all the losses even in a trust region: its length scales shape the region.
         let mut fitted = MaternGp::fit(self.model.coordinates(), inputs.clone(), outputs.clone())?;
         let kinds = scope.kinds;
@@ -486,9 +488,9 @@ impl Gp {
             // constraints hold; before any point is feasible, that probability alone.
             let objective = incumbent.is_finite().then_some(acquisition);
             let feasible = Feasible { objective, constraints: feasibility.iter().map(|(m, t)| (m, *t)).collect() };
-            maximize(&feasible, kinds, &bounds, &coded, &warm, self.config.starts, rng)
+            maximize(&feasible, kinds, &bounds, &coded, &warm, self.config.starts, &taken, rng)
         } else {
-            maximize(&acquisition, kinds, &bounds, &coded, &warm, self.config.starts, rng)
+            maximize(&acquisition, kinds, &bounds, &coded, &warm, self.config.starts, &taken, rng)
         };
         Some(self.model.decode(&x))
     }
@@ -631,6 +633,25 @@ mod tests {
         assert!(best < randoms[25] - 0.2, "GP best {best:.3}, random median best {:.3}", randoms[25]);
         // The optimum: lr at its bound, gamma near its bound, 2 layers, tanh (loss 0.70).
         assert!(best < 1.2, "GP best {best:.3}");
+    }
+
+    /// With the optimum in a corner of the space (every coordinate at a bound), the search
+    /// presses into it and, the process finding some noise, promised improvement at its best point
+    /// itself: it bred that configuration again and again. Now each child is new.
+    #[test]
+    fn a_search_pressed_into_a_corner_never_breeds_an_evaluated_configuration_again() {
+        let s = space();
+        let gp = composed(&s, GpConfig::default());
+        let mut rng = worker_rng(4, 0);
+        let mut pool: Vec<Individual> = Vec::new();
+        for g in 0..60 {
+            let child = gp.propagate(&pool, &s, &mut rng).unwrap().remove(0);
+            assert!(!pool.iter().any(|i| i.values == child.values), "child {g} repeats {:?}", child.values);
+            let l = loss(&child.values);
+            pool.push(with_loss(child.values, l));
+        }
+        let best = pool.iter().map(|i| i.loss).fold(f64::INFINITY, f64::min);
+        assert!(best < 1.0, "still finds the corner: {best:.3}");
     }
 
     #[test]

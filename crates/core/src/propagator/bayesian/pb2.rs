@@ -138,7 +138,7 @@ impl Pb2 {
             x
         }));
         let acquisition = LowerConfidence { gp: &gp, kappa: KAPPA };
-        let x = maximize(&acquisition, &kinds, &Bounds::unit(kinds.len()), &candidates, &[start], STARTS, rng);
+        let x = maximize(&acquisition, &kinds, &Bounds::unit(kinds.len()), &candidates, &[start], STARTS, &[], rng);
         let picked = self.model.decode(&x[..template.len()]);
         // Held parameters come back exactly as given (a float's round trip through its unit
         // coordinate may move its last bits).
