@@ -199,9 +199,16 @@ impl Bounds {
         Bounds { lower: vec![0.0; dims], upper: vec![1.0; dims] }
     }
 
-    /// Whether the continuous coordinates of `x` (by `kinds`) lie in the box.
+    /// Whether the continuous and grid coordinates of `x` (by `kinds`) lie in the box.
     pub(crate) fn contains(&self, x: &[f64], kinds: &[CoordinateKind]) -> bool {
-        (0..x.len()).all(|j| kinds[j] != CoordinateKind::Continuous || (self.lower[j]..=self.upper[j]).contains(&x[j]))
+        (0..x.len())
+            .all(|j| !matches!(kinds[j], CoordinateKind::Continuous | CoordinateKind::Grid(_)) || self.holds(j, x[j]))
+    }
+
+    /// Whether coordinate `j`'s value `v` lies within the box's edges (a bin centre computed apart
+    /// from the edge may miss it by rounding).
+    pub(crate) fn holds(&self, j: usize, v: f64) -> bool {
+        self.lower[j] - 1e-12 <= v && v <= self.upper[j] + 1e-12
     }
 }
 
@@ -305,6 +312,8 @@ fn local_search(
                 CoordinateKind::Grid(n) if n <= EXHAUSTIVE_GRID => (0..n).map(|i| grid_point(i, n)).collect(),
                 CoordinateKind::Grid(n) => widening_neighbours(x[j], n),
             };
+            let options =
+                options.into_iter().filter(|&o| !matches!(kind, CoordinateKind::Grid(_)) || bounds.holds(j, o));
             for option in options {
                 if option == x[j] {
                     continue;
@@ -410,6 +419,10 @@ mod tests {
             let bin = x[0] * n as f64 - 0.5;
             assert!((bin - bin.round()).abs() < 1e-9, "{n}: {x:?}");
             assert!((x[0] - 0.7).abs() < 0.15, "{n}: {x:?}");
+            // In a box that ends short of the bottom, the grid's search stays in it.
+            let boxed = Bounds { lower: vec![0.0, 0.0], upper: vec![0.45, 1.0] };
+            let (_, x) = local_search(&acquisition, &kinds, &boxed, vec![grid_point(0, n), 0.5]);
+            assert!(x[0] <= 0.45 && x[0] >= 0.29, "{n}: {x:?}");
         }
     }
 

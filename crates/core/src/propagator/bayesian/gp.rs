@@ -49,7 +49,7 @@ use serde::{Deserialize, Serialize};
 
 use super::gp_coordinates::ModelCoordinates;
 use super::trust_region;
-use crate::bayes::acquisition::{Bounds, CoordinateKind, Feasible, LogEi, maximize};
+use crate::bayes::acquisition::{Bounds, CoordinateKind, Feasible, LogEi, grid_point, maximize};
 use crate::bayes::matern::MaternGp;
 use crate::bayes::stats::standardized;
 use crate::bayes::warp::warped;
@@ -517,14 +517,26 @@ impl Gp {
     }
 }
 
-/// The candidates' continuous coordinates (by `kinds`) moved into `bounds`: the uniform candidates
-/// (even indices) spread over the box as they were over the cube, the local ones (odd, drawn near
-/// the best points, the box's centre among them) stopped at its edges.
+/// The candidates' continuous and int coordinates (by `kinds`) moved into `bounds`: the uniform
+/// candidates (even indices) spread over the box as they were over the cube, the local ones (odd,
+/// drawn near the best points, the box's centre among them) stopped at its edges; an int's value
+/// then the nearest bin centre in the box.
 fn in_region(coded: &mut [Vec<f64>], bounds: &Bounds, kinds: &[CoordinateKind]) {
     for (k, x) in coded.iter_mut().enumerate() {
-        for (j, v) in x.iter_mut().enumerate().filter(|(j, _)| kinds[*j] == CoordinateKind::Continuous) {
+        for (j, v) in x.iter_mut().enumerate() {
             let (lo, hi) = (bounds.lower[j], bounds.upper[j]);
-            *v = if k % 2 == 0 { lo + *v * (hi - lo) } else { v.clamp(lo, hi) };
+            let moved = if k % 2 == 0 { lo + *v * (hi - lo) } else { v.clamp(lo, hi) };
+            match kinds[j] {
+                CoordinateKind::Continuous => *v = moved,
+                CoordinateKind::Grid(n) => {
+                    // The bins whose centres lie in the box (the centre's always does).
+                    let first = (lo * n as f64 - 0.5 - 1e-9).ceil().max(0.0);
+                    let last = (hi * n as f64 - 0.5 + 1e-9).floor().min(n as f64 - 1.0);
+                    let bin = (moved * n as f64 - 0.5).round().clamp(first, last.max(first));
+                    *v = grid_point(bin as usize, n);
+                }
+                CoordinateKind::Choices(_) | CoordinateKind::Held => {}
+            }
         }
     }
 }
@@ -652,6 +664,24 @@ mod tests {
         }
         let best = pool.iter().map(|i| i.loss).fold(f64::INFINITY, f64::min);
         assert!(best < 1.0, "still finds the corner: {best:.3}");
+    }
+
+    #[test]
+    fn an_ints_candidates_move_into_the_box_at_its_bins() {
+        let kinds = [CoordinateKind::Grid(16), CoordinateKind::Continuous];
+        // Bins 4 to 7 of 16 (centres 4.5/16 .. 7.5/16) lie in [0.25, 0.5].
+        let bounds = Bounds { lower: vec![0.25, 0.2], upper: vec![0.5, 0.4] };
+        let mut rng = worker_rng(2, 0);
+        let mut coded: Vec<Vec<f64>> =
+            (0..200).map(|_| vec![grid_point(rng.random_range(0..16), 16), rng.random()]).collect();
+        in_region(&mut coded, &bounds, &kinds);
+        let mut bins = std::collections::BTreeSet::new();
+        for x in &coded {
+            let bin = x[0] * 16.0 - 0.5;
+            assert!((bin - bin.round()).abs() < 1e-9 && bounds.contains(x, &kinds), "{x:?}");
+            bins.insert(bin.round() as i64);
+        }
+        assert_eq!(bins.into_iter().collect::<Vec<_>>(), vec![4, 5, 6, 7], "every bin of the box, none beyond");
     }
 
     #[test]

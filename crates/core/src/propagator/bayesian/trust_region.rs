@@ -12,7 +12,11 @@
 //! island's evaluations in breeding order each time: no state, so a resumed run and workers
 //! breeding at once see the same box. Each coordinate's share of the side follows its length
 //! scale (a coordinate the loss barely depends on gets a longer edge), the edges' geometric mean
-//! being the side.
+//! being the side. Ints are boxed as floats are (their values the bins in the box, at least the
+//! centre's and its neighbours): with only the floats boxed, a space of mostly ints (COCO's
+//! `bbob-mixint`, 4 ints and 1 float) was searched locally in one coordinate and globally in the
+//! rest, and boxing the ints too was at most the search before on 20 of 24 functions
+//! (docs/benchmarks/spaces.md). Categoricals keep their whole range.
 //!
 //! Inside the region the process is the region's own, as TuRBO's: fitted to the evaluations
 //! within twice the box, their losses standardized among themselves (super::gp), so that huge
@@ -80,18 +84,25 @@ pub(crate) fn side(losses: impl IntoIterator<Item = f64>, startup: usize, dims: 
     side
 }
 
-/// The box of `side` around `centre`, clipped to the unit cube: continuous coordinates get edges
-/// proportional to their length scales (`1 / sqrt(inverse_squared_lengths)`) with geometric mean
-/// `side`; the others keep their whole range.
+/// The box of `side` around `centre`, clipped to the unit cube: continuous and int (grid)
+/// coordinates get edges proportional to their length scales (`1 / sqrt(inverse_squared_lengths)`)
+/// with geometric mean `side`, an int's edge reaching at least the bins next to the centre's;
+/// categoricals keep their whole range.
 pub(crate) fn bounds(centre: &[f64], side: f64, inverse_squared_lengths: &[f64], kinds: &[CoordinateKind]) -> Bounds {
-    let continuous: Vec<usize> = (0..kinds.len()).filter(|&j| kinds[j] == CoordinateKind::Continuous).collect();
+    let boxed: Vec<usize> = (0..kinds.len())
+        .filter(|&j| matches!(kinds[j], CoordinateKind::Continuous | CoordinateKind::Grid(_)))
+        .collect();
     // ln of each length is -ln(isl) / 2; their mean is the ln of the geometric mean.
-    let ln_lengths: Vec<f64> = continuous.iter().map(|&j| -0.5 * inverse_squared_lengths[j].ln()).collect();
+    let ln_lengths: Vec<f64> = boxed.iter().map(|&j| -0.5 * inverse_squared_lengths[j].ln()).collect();
     let finite: Vec<f64> = ln_lengths.iter().copied().filter(|l| l.is_finite()).collect();
     let ln_mean = finite.iter().sum::<f64>() / finite.len().max(1) as f64;
     let Bounds { mut lower, mut upper } = Bounds::unit(kinds.len());
-    for (&j, ln) in continuous.iter().zip(&ln_lengths) {
-        let half = 0.5 * side * (ln - ln_mean).exp();
+    for (&j, ln) in boxed.iter().zip(&ln_lengths) {
+        let mut half = 0.5 * side * (ln - ln_mean).exp();
+        if let CoordinateKind::Grid(n) = kinds[j] {
+            // Bin centres lie 1/n apart: 1.5/n holds both neighbours whatever the rounding.
+            half = half.max(1.5 / n as f64);
+        }
         // A fit with a degenerate length (infinite or NaN) leaves the coordinate its whole range.
         if half.is_finite() {
             lower[j] = (centre[j] - half).max(0.0);
@@ -156,6 +167,14 @@ mod tests {
         assert!((lower[0] - 0.45).abs() < 1e-12);
         assert!((lower[1] - 0.7).abs() < 1e-12 && upper[1] == 1.0, "clipped at the top: {lower:?} {upper:?}");
         assert_eq!((lower[2], upper[2]), (0.0, 1.0), "a categorical keeps its range");
+        // An int (a grid of bins) gets its edge too, reaching at least the bins next to the centre's.
+        let kinds = [Continuous, CoordinateKind::Grid(16), CoordinateKind::Grid(4)];
+        let centre = [0.5, (5.0 + 0.5) / 16.0, (1.0 + 0.5) / 4.0];
+        let Bounds { lower, upper } = bounds(&centre, 0.02, &[1.0, 1.0, 1.0], &kinds);
+        assert!((upper[1] - lower[1] - 3.0 / 16.0).abs() < 1e-12, "{lower:?} {upper:?}");
+        assert_eq!((lower[2], upper[2]), (0.0, 0.75), "of four bins, the centre's (1) and both neighbours");
+        let Bounds { lower, upper } = bounds(&centre, 0.4, &[1.0, 1.0, 1.0], &kinds);
+        assert!((upper[1] - lower[1] - 0.4).abs() < 1e-12, "wider than the floor: the side");
         // A degenerate length leaves its coordinate whole.
         let Bounds { lower, upper } = bounds(&[0.5, 0.5], 0.2, &[0.0, 1.0], &[Continuous, Continuous]);
         assert_eq!((lower[0], upper[0]), (0.0, 1.0));
