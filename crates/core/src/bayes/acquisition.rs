@@ -220,8 +220,8 @@ impl Bounds {
 /// process that finds noise in the losses promises improvement at its best evaluated point itself
 /// (its mean there is the best, its variance not 0), and where nothing else promises more, as
 /// when the search has pressed into a corner of the space, every worker bred that point again:
-/// 19 of 64 evaluations of one configuration of the DDP tutorial's conditional benchmark
-/// (docs/benchmarks/spaces.md), a deterministic training that such a repeat teaches nothing.
+/// 19 of 64 evaluations of one configuration on the DDP tutorial's conditional benchmark
+/// (docs/benchmarks/spaces.md), whose training is deterministic: a repeat teaches nothing.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn maximize(
     acquisition: &impl Acquisition,
