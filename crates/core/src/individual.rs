@@ -189,6 +189,18 @@ impl RankKey {
             RankKey(1, constraints.iter().map(|c| c.max(0.0)).sum())
         }
     }
+
+    /// Whether the evaluation failed (a loss that is not finite).
+    pub fn failed(&self) -> bool {
+        self.0 == 2
+    }
+}
+
+/// The rank of a loss without constraints.
+impl From<f64> for RankKey {
+    fn from(loss: f64) -> Self {
+        RankKey::of(loss, &[])
+    }
 }
 
 impl Eq for RankKey {}

@@ -189,6 +189,15 @@ const TRUST_REGION: f64 = 1.0;
 /// (docs/benchmarks/spaces.md).
 const GROUPS: bool = true;
 
+/// A trust region's own process (`Gp::region_fit`): fitted to the evaluations near the region
+/// (`kept`: their places among the island's), at `inputs`, with `outputs` standardized among them.
+struct RegionFit {
+    gp: MaternGp,
+    inputs: Vec<Vec<f64>>,
+    outputs: Vec<f64>,
+    kept: Vec<usize>,
+}
+
 /// A point of the process's training set: its values, loss and constraint values.
 type TrainingPoint = (Vec<Value>, f64, Vec<f64>);
 
@@ -378,7 +387,8 @@ impl Gp {
         if !(share > 0.0 && (share >= 1.0 || rng.random::<f64>() < share)) {
             return None;
         }
-        let latest: Vec<f64> = pool.iter_latest_bred().map(|i| i.loss).collect();
+        // Ranked as the island ranks them: with constraints, feasibility first (SCBO's successes).
+        let latest: Vec<RankKey> = pool.iter_latest_bred().map(Individual::rank_key).collect();
         // The island's workers breed a batch at a time: this child and the evaluations running.
         let batch = pool.iter_running().count() + 1;
         let side = trust_region::side(latest.into_iter().rev(), self.config.startup, kinds.len(), batch);
@@ -394,8 +404,8 @@ impl Gp {
     /// losses far away does not make the good ones the region holds look alike (the global warp
     /// flattened them, measured on BBOB's f6). Not warped: near the best point the losses have no
     /// long tail to pull in, and a local warp measured worse on BBOB (docs/benchmarks/bbob.md).
-    /// `None` (the process of all of them stays) when `near` holds fewer than twice the
-    /// coordinates or the start's count, or all of them.
+    /// Also which of `inputs` those are. `None` (the process of all of them stays) when `near`
+    /// holds fewer than twice the coordinates or the start's count, or all of them.
     fn region_fit(
         &self,
         kinds: &[CoordinateKind],
@@ -403,7 +413,7 @@ impl Gp {
         inputs: &[Vec<f64>],
         near: &Bounds,
         global: &MaternGp,
-    ) -> Option<(MaternGp, Vec<Vec<f64>>, Vec<f64>)> {
+    ) -> Option<RegionFit> {
         let local: Vec<usize> = (0..inputs.len()).filter(|&k| near.contains(&inputs[k], kinds)).collect();
         if local.len() < (2 * kinds.len()).max(self.config.startup) || local.len() == inputs.len() {
             return None;
@@ -412,7 +422,7 @@ impl Gp {
         let inputs: Vec<Vec<f64>> = local.iter().map(|&k| inputs[k].clone()).collect();
         // From the whole island's kernel: the region's is a refinement of it (fewer steps).
         let fitted = MaternGp::fit_from(self.model.coordinates(), inputs.clone(), outputs.clone(), global.hyper())?;
-        Some((fitted, inputs, outputs))
+        Some(RegionFit { gp: fitted, inputs, outputs, kept: local })
     }
 
     /// The point with the highest log expected improvement under the Matérn model, with the
@@ -434,18 +444,20 @@ impl Gp {
         // Fitted to all the losses even in a trust region: its length scales shape the region.
         let mut fitted = MaternGp::fit(self.model.coordinates(), inputs.clone(), outputs.clone())?;
         let kinds = scope.kinds;
-        // Constraints the evaluations measured: a process per constraint, and the trust region
-        // left out (its local process would know nothing of them). In a conditional space the
-        // region stays: leaving it out measured no better (docs/benchmarks/spaces.md).
+        // Constraints the evaluations measured: a process per constraint, fitted to every
+        // evaluation (a trust region's process models only the loss), as SCBO's. In a conditional
+        // space the region stays too: leaving it out measured no better (docs/benchmarks/spaces.md).
         let constrained = constraints.iter().any(|c| !c.is_empty());
         let feasibility = if constrained { self.constraint_models(&inputs, constraints) } else { Vec::new() };
-        let feasible: Vec<bool> = constraints.iter().map(|c| c.iter().all(|v| *v <= 0.0)).collect();
-        // told is sorted best first: the region's centre is the island's best point.
-        let region = if constrained { None } else { self.trust_region(kinds, pool, &inputs[0], &fitted, rng) };
+        let mut feasible: Vec<bool> = constraints.iter().map(|c| c.iter().all(|v| *v <= 0.0)).collect();
+        // told is sorted best first (feasible first): the region's centre is the island's best
+        // point, the least violating one while none is feasible (SCBO's centre).
+        let region = self.trust_region(kinds, pool, &inputs[0], &fitted, rng);
         if let Some((_, near)) = &region
             && let Some(local) = self.region_fit(kinds, told, &inputs, near, &fitted)
         {
-            (fitted, inputs, outputs) = local;
+            feasible = local.kept.iter().map(|&k| feasible[k]).collect();
+            (fitted, inputs, outputs) = (local.gp, local.inputs, local.outputs);
         }
         let running = scope.running.clone();
         let best = outputs.iter().copied().fold(f64::INFINITY, f64::min);
@@ -982,6 +994,44 @@ mod tests {
         assert!(sums.iter().filter(|s| **s >= 0.9).count() >= 4, "{sums:?}");
     }
 
+    /// Sixteen evaluations of a rugged bowl in one coordinate whose lowest evaluated point is 0.3:
+    /// six starts, then ten without a gain, so that the trust region's side is 0.2, its box
+    /// [0.2, 0.4]. With `breaks_from`, a constraint `x - breaks_from` that the evaluations from
+    /// 0.58 on break, with the lowest losses of all (-1).
+    fn stalled_bowl(breaks_from: Option<f64>) -> Vec<Individual> {
+        let xs = [0.0, 0.3, 0.5, 0.6, 0.45, 0.15, 0.05, 0.55, 0.35, 0.25, 0.5, 0.4, 0.1, 0.2, 0.58, 0.02];
+        let evaluate = |(g, &x): (usize, &f64)| {
+            let bowl = if x == 0.3 { 0.0 } else { 0.5 + (x - 0.3f64).abs() + 0.2 * (40.0 * x).sin() };
+            let broken = breaks_from.is_some() && x >= 0.58;
+            let mut i = with_loss(vec![Value::Float(x)], if broken { -1.0 } else { bowl });
+            i.constraints = breaks_from.map(|bound| vec![x - bound]).unwrap_or_default();
+            i.id.generation = g as u64;
+            i
+        };
+        xs.iter().enumerate().map(evaluate).collect()
+    }
+
+    /// Whether twelve children of `pool` in [0, 1] (a trust region's share `share`) all lie in
+    /// [0.2, 0.4], with the children.
+    fn all_in_the_box(pool: &Vec<Individual>, share: f64) -> (bool, Vec<f64>) {
+        let s = SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
+        let gp = Gp::new(&s, GpConfig { trust_region: share, ..GpConfig::default() }).unwrap();
+        let children: Vec<f64> =
+            (0..12).map(|k| gp.propagate(pool, &s, &mut worker_rng(k, 0)).unwrap()[0].values[0].as_f64()).collect();
+        (children.iter().all(|x| (0.2 - 1e-9..=0.4 + 1e-9).contains(x)), children)
+    }
+
+    /// With constraints the trust region stays (SCBO's): its box is around the best feasible point,
+    /// not around a lower loss that breaks a constraint, and its side counts the island's ranking.
+    #[test]
+    fn with_constraints_the_trust_region_boxes_the_best_feasible_point() {
+        let pool = stalled_bowl(Some(0.56));
+        let (boxed, children) = all_in_the_box(&pool, 1.0);
+        assert!(boxed, "{children:?}");
+        let (boxed, children) = all_in_the_box(&pool, 0.0);
+        assert!(!boxed, "the whole space's search leaves the box: {children:?}");
+    }
+
     /// In a conditional space the kernel compares a parameter only where it is active: a dormant
     /// value moves no prediction, an active one does, and the GP breeds in the better branch
     /// near its best value.
@@ -1082,28 +1132,12 @@ mod tests {
         // One coordinate: its edge is the whole side. Six starts with the best at 0.3, then ten
         // evaluations without a gain: the side halved twice, 0.2, so the box is [0.2, 0.4].
         let s = SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
-        let xs = [0.0, 0.3, 0.5, 0.6, 0.45, 0.15, 0.05, 0.55, 0.35, 0.25, 0.5, 0.4, 0.1, 0.2, 0.58, 0.02];
-        let pool: Vec<Individual> = xs
-            .iter()
-            .enumerate()
-            .map(|(g, &x)| {
-                // A rugged bowl whose lowest point evaluated is 0.3 (the first ones are the start).
-                let l = if x == 0.3 { 0.0 } else { 0.5 + (x - 0.3f64).abs() + 0.2 * (40.0 * x).sin() };
-                let mut i = with_loss(vec![Value::Float(x)], l);
-                i.id.generation = g as u64;
-                i
-            })
-            .collect();
-        let children = |share: f64| -> Vec<f64> {
-            let gp = Gp::new(&s, GpConfig { trust_region: share, ..GpConfig::default() }).unwrap();
-            (0..12).map(|k| gp.propagate(&pool, &s, &mut worker_rng(k, 0)).unwrap()[0].values[0].as_f64()).collect()
-        };
-        let inside = |x: &f64| (0.2 - 1e-9..=0.4 + 1e-9).contains(x);
-        let boxed = children(1.0);
-        assert!(boxed.iter().all(inside), "{boxed:?}");
+        let pool = stalled_bowl(None);
+        let (boxed, children) = all_in_the_box(&pool, 1.0);
+        assert!(boxed, "{children:?}");
         // The whole space's search goes to the unexplored top of the interval at least once.
-        let free = children(0.0);
-        assert!(!free.iter().all(inside), "{free:?}");
+        let (boxed, children) = all_in_the_box(&pool, 0.0);
+        assert!(!boxed, "{children:?}");
         let e = Gp::new(&s, GpConfig { trust_region: 1.5, ..GpConfig::default() }).unwrap_err().to_string();
         assert!(e.contains("trust-region"), "{e}");
         // With nine evaluations running elsewhere, the island breeds ten at once: the ten without a

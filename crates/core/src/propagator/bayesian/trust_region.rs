@@ -23,6 +23,7 @@
 //! losses far away do not flatten the good ones near the best point.
 
 use crate::bayes::acquisition::{Bounds, CoordinateKind};
+use crate::individual::RankKey;
 
 /// The side a region starts with (and restarts with once collapsed).
 const INITIAL: f64 = 0.8;
@@ -35,25 +36,35 @@ const SUCCESSES: usize = 3;
 /// Improvement that counts, as a share of the best loss's magnitude (TuRBO's).
 const GAIN: f64 = 1e-3;
 
-/// The side after replaying `losses` (in breeding order; a non-finite one never improves), the
-/// first `startup` of them being the uniform start, in a space of `dims` coordinates, with
-/// `batch` evaluations bred at once. As TuRBO does for a batch of q evaluations, the schedule
+/// The side after replaying `ranks` (in breeding order: losses, or [`RankKey`]s where the
+/// evaluations measured constraints; a failure never improves), the first `startup` of them being
+/// the uniform start, in a space of `dims` coordinates, with `batch` evaluations bred at once. With
+/// constraints an improvement is one in the island's ranking, as SCBO (Eriksson and Poloczek 2021)
+/// counts them: a lower loss among feasible points, a lower violation while none is feasible, or
+/// the first feasible point. As TuRBO does for a batch of q evaluations, the schedule
 /// counts batches, not evaluations: the losses after the start are taken `batch` at a time, a batch
 /// with an improvement being a success, and `ceil(max(4, dims) / batch)` batches without one
 /// halve the side. Counted one evaluation at a time, 8 asynchronous workers in 5-D halved it after
 /// 5 evaluations and almost never doubled it (3 improvements in a row): the box collapsed 2-5
 /// times in 200 evaluations on every BBOB function, the sphere included; per batch 0-3 times, and
 /// the search found better points on 143 of 240 runs (docs/benchmarks/bbob.md).
-pub(crate) fn side(losses: impl IntoIterator<Item = f64>, startup: usize, dims: usize, batch: usize) -> f64 {
+pub(crate) fn side<K: Into<RankKey>>(
+    ranks: impl IntoIterator<Item = K>,
+    startup: usize,
+    dims: usize,
+    batch: usize,
+) -> f64 {
     let batch = batch.max(1);
     let failures = dims.max(4).div_ceil(batch);
-    let (mut side, mut best) = (INITIAL, f64::INFINITY);
+    // Worse than any evaluation's rank, failures' included.
+    let (mut side, mut best) = (INITIAL, RankKey(u8::MAX, f64::INFINITY));
     let (mut won, mut lost) = (0, 0);
-    // Whether the batch being replayed has improved, and how many of its losses are in.
+    // Whether the batch being replayed has improved, and how many of its evaluations are in.
     let (mut improved, mut seen) = (false, 0);
-    for (k, loss) in losses.into_iter().enumerate() {
-        improved |= loss < best - GAIN * best.abs();
-        best = best.min(loss);
+    for (k, rank) in ranks.into_iter().enumerate() {
+        let rank: RankKey = rank.into();
+        improved |= improves(rank, best);
+        best = best.min(rank);
         if k < startup {
             improved = false;
             continue;
@@ -82,6 +93,11 @@ pub(crate) fn side(losses: impl IntoIterator<Item = f64>, startup: usize, dims: 
         }
     }
     side
+}
+
+/// Whether `rank` improves on `best` by more than [`GAIN`] of its magnitude (a failure never does).
+fn improves(rank: RankKey, best: RankKey) -> bool {
+    !rank.failed() && (rank.0 < best.0 || (rank.0 == best.0 && rank.1 < best.1 - GAIN * best.1.abs()))
 }
 
 /// The box of `side` around `centre`, clipped to the unit cube: continuous and int (grid)
@@ -155,6 +171,26 @@ mod tests {
         // A batch with no gain after the first halves the side and resets the count of successes.
         won.splice(6 + 8..6 + 8, [7.0; 8]);
         assert_eq!(side(won, 6, 5, 8), INITIAL / 2.0);
+    }
+
+    #[test]
+    fn with_constraints_the_side_counts_gains_in_the_ranking() {
+        let start = [10.0, 9.0, 8.0, 7.0, 6.0, 5.0].map(|l| RankKey::of(l, &[1.0]));
+        let infeasible = |violation: f64| RankKey::of(0.0, &[violation]);
+        let feasible = |loss: f64| RankKey::of(loss, &[-1.0]);
+        // While none is feasible, a lower violation is a gain (a lower loss is not), and the first
+        // feasible point is one whatever its loss: three in a row double the side.
+        let won = start.into_iter().chain([infeasible(0.5), infeasible(0.2), feasible(100.0)]);
+        assert_eq!(side(won, 6, 5, 1), 2.0 * INITIAL);
+        // Lower losses that break a constraint are no gain once a point is feasible: halved.
+        let lost = start.into_iter().chain([feasible(100.0)]).chain([RankKey::of(-1.0, &[0.1]); 5]);
+        assert_eq!(side(lost, 6, 5, 1), INITIAL / 2.0);
+        // Among the start's: the first feasible one counts from there on.
+        let start = [RankKey::of(3.0, &[-1.0]), infeasible(2.0), infeasible(1.0)];
+        assert_eq!(
+            side(start.into_iter().chain([feasible(2.0), feasible(1.0), feasible(0.5)]), 3, 5, 1),
+            2.0 * INITIAL
+        );
     }
 
     #[test]
