@@ -444,21 +444,25 @@ impl Gp {
         // Fitted to all the losses even in a trust region: its length scales shape the region.
         let mut fitted = MaternGp::fit(self.model.coordinates(), inputs.clone(), outputs.clone())?;
         let kinds = scope.kinds;
-        // Constraints the evaluations measured: a process per constraint, fitted to every
-        // evaluation (a trust region's process models only the loss), as SCBO's. In a conditional
-        // space the region stays too: leaving it out measured no better (docs/benchmarks/spaces.md).
+        // Constraints the evaluations measured: a process per constraint, and the trust region
+        // stays, as SCBO's. In a conditional space the region stays too: leaving it out measured
+        // no better (docs/benchmarks/spaces.md).
         let constrained = constraints.iter().any(|c| !c.is_empty());
-        let feasibility = if constrained { self.constraint_models(&inputs, constraints) } else { Vec::new() };
-        let mut feasible: Vec<bool> = constraints.iter().map(|c| c.iter().all(|v| *v <= 0.0)).collect();
+        let mut constraints = constraints.to_vec();
         // told is sorted best first (feasible first): the region's centre is the island's best
         // point, the least violating one while none is feasible (SCBO's centre).
         let region = self.trust_region(kinds, pool, &inputs[0], &fitted, rng);
         if let Some((_, near)) = &region
             && let Some(local) = self.region_fit(kinds, told, &inputs, near, &fitted)
         {
-            feasible = local.kept.iter().map(|&k| feasible[k]).collect();
+            constraints = local.kept.iter().map(|&k| std::mem::take(&mut constraints[k])).collect();
             (fitted, inputs, outputs) = (local.gp, local.inputs, local.outputs);
         }
+        // The constraints' processes are the region's too, as the loss's: fitted to the whole
+        // island, a constraint of values from -1e5 to 2 was modelled too coarsely to tell the
+        // sides of its bound apart near the best point (children hugged it from outside).
+        let feasibility = if constrained { self.constraint_models(&inputs, &constraints) } else { Vec::new() };
+        let feasible: Vec<bool> = constraints.iter().map(|c| c.iter().all(|v| *v <= 0.0)).collect();
         let running = scope.running.clone();
         let best = outputs.iter().copied().fold(f64::INFINITY, f64::min);
         // What improvement is measured from (the fantasies below are capped at the observed best);
