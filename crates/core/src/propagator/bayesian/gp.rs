@@ -1036,6 +1036,31 @@ mod tests {
         assert!(!boxed, "the whole space's search leaves the box: {children:?}");
     }
 
+    /// A constraint whose values far from its bound dwarf those near it (from -1 to 22,000): inside
+    /// the trust region its process is the region's, fitted to the values near the best point, so
+    /// the children close in on the bound from its feasible side.
+    #[test]
+    fn a_constraint_of_huge_values_far_away_is_told_apart_near_its_bound() {
+        let s = SearchSpace::builder().float("x", 0.0, 1.0).float("y", 0.0, 1.0).build().unwrap();
+        let evaluate = |v: &[Value], g: u64| {
+            let (x, y) = (v[0].as_f64(), v[1].as_f64());
+            let mut i = with_loss(v.to_vec(), x + (y - 0.5).powi(2));
+            i.constraints = vec![(20.0 * (0.5 - x)).exp() - 1.0];
+            i.id.generation = g;
+            i
+        };
+        let gp = Gp::new(&s, GpConfig::default()).unwrap();
+        let mut rng = worker_rng(5, 0);
+        let mut pool: Vec<Individual> = (0..10).map(|g| evaluate(&s.sample(&mut rng), g)).collect();
+        for g in 10..50 {
+            let child = gp.propagate(&pool, &s, &mut rng).unwrap().remove(0).values;
+            pool.push(evaluate(&child, g));
+        }
+        let best = pool.best(1).remove(0);
+        // With the processes fitted to the whole island: 0.53 (the bound at x = 0.5).
+        assert!(best.is_feasible() && best.loss < 0.5 + 1e-4, "{best:?}");
+    }
+
     /// In a conditional space the kernel compares a parameter only where it is active: a dormant
     /// value moves no prediction, an active one does, and the GP breeds in the better branch
     /// near its best value.
