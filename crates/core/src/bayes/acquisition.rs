@@ -11,6 +11,7 @@ use rand::RngExt;
 use super::lbfgs::{Stop, minimize};
 use super::log_ei::{log_expected_improvement, log_normal_cdf};
 use super::matern::MaternGp;
+use super::trend::Trended;
 use crate::rng::PropRng;
 
 /// How one model coordinate may move.
@@ -127,12 +128,12 @@ impl Acquisition for LogEi<'_> {
 
 /// An acquisition times the probability that every constraint holds, added in logs (Gardner et
 /// al., ICML 2014; Optuna's GPSampler with constraints): each constraint modelled by a process of
-/// its standardized values, and held where that process lies at most at its `threshold` (0 in the
+/// its standardized values (around a plane where the values ask for one, `trend`), and held where that process lies at most at its `threshold` (0 in the
 /// constraint's units). Without an objective (no feasible point yet) the probability alone: the
 /// search first looks for where the constraints hold.
 pub(crate) struct Feasible<'a, A> {
     pub objective: Option<A>,
-    pub constraints: Vec<(&'a MaternGp, f64)>,
+    pub constraints: Vec<(&'a Trended, f64)>,
 }
 
 impl<A: Acquisition> Feasible<'_, A> {

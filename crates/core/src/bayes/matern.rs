@@ -256,6 +256,17 @@ impl MaternGp {
         out
     }
 
+    /// The log marginal likelihood of the process's values under its kernel (the evidence two
+    /// models of the same values are compared by): with K = L L^T and alpha = K^-1 y,
+    /// y^T K^-1 y = |L^T alpha|^2.
+    pub(crate) fn log_evidence(&self) -> f64 {
+        let l = self.cholesky.l();
+        let fit = l.tr_mul(&self.alpha).norm_squared();
+        let n = self.xs.len() as f64;
+        let log_det: f64 = (0..self.xs.len()).map(|i| l[(i, i)].ln()).sum::<f64>() * 2.0;
+        -0.5 * fit - 0.5 * log_det - 0.5 * n * (2.0 * std::f64::consts::PI).ln()
+    }
+
     /// The predictive means at the process's own points, at once: with K the covariance (noise
     /// on its diagonal) and alpha = K^-1 y, they are (K - noise I) alpha = L (L^T alpha) - noise
     /// alpha, without a variance per point.
