@@ -128,8 +128,8 @@ impl Acquisition for LogEi<'_> {
 
 /// An acquisition times the probability that every constraint holds, added in logs (Gardner et
 /// al., ICML 2014; Optuna's GPSampler with constraints): each constraint modelled by a process of
-/// its standardized values (around a plane where the values ask for one, `trend`), and held where that process lies at most at its `threshold` (0 in the
-/// constraint's units). Without an objective (no feasible point yet) the probability alone: the
+/// its standardized values (around a plane where the values ask for one, `trend`), and held
+/// where that process lies at most at its `threshold` (0 in the constraint's units). Without an objective (no feasible point yet) the probability alone: the
 /// search first looks for where the constraints hold.
 pub(crate) struct Feasible<'a, A> {
     pub objective: Option<A>,

@@ -4,7 +4,9 @@
 //! standardization of losses in `stats`; the normal scores and rank correlation of losses in
 //! `ranks`), its maximization over
 //! a space of continuous, int and categorical parameters (`acquisition`), and the bounded
-//! L-BFGS both climb with (`lbfgs`); constraints' processes around a plane (`trend`); the fit's dense linear algebra (`dense`). The GP propagator (propagator/bayesian/gp.rs) puts them together.
+//! L-BFGS both climb with (`lbfgs`); constraints' processes around a plane (`trend`); the fit's
+//! dense linear algebra (`dense`). The GP propagator (propagator/bayesian/gp.rs) puts them
+//! together.
 
 pub(crate) mod acquisition;
 pub(crate) mod dense;

@@ -516,7 +516,7 @@ impl Gp {
     /// measured every constraint, with the bound 0 in the same units: (process, bound). Around a
     /// plane where the values' evidence asks for one (`bayes::trend`): near its bound a
     /// constraint is close to a plane, which places the bound from a few points (bbob-constrained
-    /// instance 1: at most the better of Optuna's GP and TPE on 26 of 29 functions, against 22
+    /// instance 1: at most the better of Optuna's GP and TPE on 26 of 29 functions, against 21
     /// with a constant mean; docs/benchmarks/spaces.md).
     fn constraint_models(&self, inputs: &[Vec<f64>], constraints: &[Vec<f64>]) -> Vec<(Trended, f64)> {
         let count = constraints.iter().map(Vec::len).max().unwrap_or(0);
@@ -577,6 +577,21 @@ mod tests {
     fn with_loss(values: Vec<Value>, loss: f64) -> Individual {
         let mut i = Individual::new(values);
         i.loss = loss;
+        i
+    }
+
+    /// An evaluation at (x, y) = `v` of `loss` with one constraint, `g` its place in breeding
+    /// order.
+    fn measured(
+        v: &[Value],
+        g: u64,
+        loss: impl Fn(f64, f64) -> f64,
+        constraint: impl Fn(f64, f64) -> f64,
+    ) -> Individual {
+        let (x, y) = (v[0].as_f64(), v[1].as_f64());
+        let mut i = with_loss(v.to_vec(), loss(x, y));
+        i.constraints = vec![constraint(x, y)];
+        i.id.generation = g;
         i
     }
 
@@ -970,13 +985,7 @@ mod tests {
     #[test]
     fn constraints_steer_the_children_to_the_feasible_side() {
         let s = SearchSpace::builder().float("x", 0.0, 1.0).float("y", 0.0, 1.0).build().unwrap();
-        let evaluate = |v: &[Value], g: u64| {
-            let (x, y) = (v[0].as_f64(), v[1].as_f64());
-            let mut i = with_loss(v.to_vec(), x * x + y * y);
-            i.constraints = vec![1.0 - x - y];
-            i.id.generation = g;
-            i
-        };
+        let evaluate = |v: &[Value], g: u64| measured(v, g, |x, y| x * x + y * y, |x, y| 1.0 - x - y);
         let gp = Gp::new(&s, GpConfig::default()).unwrap();
         let mut rng = worker_rng(11, 0);
         let mut pool: Vec<Individual> = (0..12).map(|g| evaluate(&s.sample(&mut rng), g)).collect();
@@ -1047,13 +1056,8 @@ mod tests {
     #[test]
     fn a_constraint_of_huge_values_far_away_is_told_apart_near_its_bound() {
         let s = SearchSpace::builder().float("x", 0.0, 1.0).float("y", 0.0, 1.0).build().unwrap();
-        let evaluate = |v: &[Value], g: u64| {
-            let (x, y) = (v[0].as_f64(), v[1].as_f64());
-            let mut i = with_loss(v.to_vec(), x + (y - 0.5).powi(2));
-            i.constraints = vec![(20.0 * (0.5 - x)).exp() - 1.0];
-            i.id.generation = g;
-            i
-        };
+        let evaluate =
+            |v: &[Value], g: u64| measured(v, g, |x, y| x + (y - 0.5).powi(2), |x, _| (20.0 * (0.5 - x)).exp() - 1.0);
         let gp = Gp::new(&s, GpConfig::default()).unwrap();
         let mut rng = worker_rng(5, 0);
         let mut pool: Vec<Individual> = (0..10).map(|g| evaluate(&s.sample(&mut rng), g)).collect();
@@ -1074,10 +1078,7 @@ mod tests {
     fn a_plane_constraint_is_met_closely_before_it_is_broken() {
         let s = SearchSpace::builder().float("x", 0.0, 1.0).float("y", 0.0, 1.0).build().unwrap();
         let evaluate = |(x, y): (f64, f64), g: u64| {
-            let mut i = with_loss(vec![Value::Float(x), Value::Float(y)], x + y);
-            i.constraints = vec![0.6 - x - y];
-            i.id.generation = g;
-            i
+            measured(&[Value::Float(x), Value::Float(y)], g, |x, y| x + y, |x, y| 0.6 - x - y)
         };
         // Fourteen feasible evaluations, x + y from 0.8 to 1.6.
         let pool: Vec<Individual> = (0..14)
