@@ -16,6 +16,7 @@ import math
 import os
 import sys
 import tomllib
+from collections import Counter
 from pathlib import Path
 
 
@@ -27,12 +28,13 @@ def float_ranges(space: Path) -> dict:
     }
 
 
-def on_a_face(row: dict, ranges: dict, tolerance: float) -> bool:
-    """Whether a trial's float parameter (an active one: an inactive one's cell is empty) lies on a
-    bound."""
+def on_a_face(row: dict, ranges: dict, tolerance: float = 0.001) -> bool:
+    """Whether a trial's float parameter (an active one: an inactive one's cell is empty or absent)
+    lies within `tolerance` of its range of a bound. `row` maps names to values or their text
+    (trials.csv's cells; benches/bbob_optuna.py counts Optuna's trials by the same rule)."""
     for name, (low, high, log) in ranges.items():
         cell = row.get(name, "")
-        if cell:
+        if cell != "":
             v = float(cell)
             if log:  # measured on the scale the search draws on
                 v, low, high = math.log(v), math.log(low), math.log(high)
@@ -48,8 +50,8 @@ def main() -> None:
     batch = int(os.environ.get("BATCH", "8"))
     tolerance = float(os.environ.get("TOLERANCE", "0.001"))
     ranges = float_ranges(Path(sys.argv[1]))
-    hits: dict = {}
-    totals: dict = {}
+    hits: Counter = Counter()
+    totals: Counter = Counter()
     for run in sys.argv[2:]:
         trials = Path(run) / "trials.csv"
         if not trials.exists():
@@ -57,8 +59,8 @@ def main() -> None:
         rows = sorted(csv.DictReader(trials.open()), key=lambda r: r["start"])
         for k, row in enumerate(rows):
             b = k // batch
-            totals[b] = totals.get(b, 0) + 1
-            hits[b] = hits.get(b, 0) + on_a_face(row, ranges, tolerance)
+            totals[b] += 1
+            hits[b] += on_a_face(row, ranges, tolerance)
     for b in sorted(totals):
         print(f"evaluations {b * batch + 1}-{(b + 1) * batch}: {hits[b]} of {totals[b]}")
     print(f"at a bound: {sum(hits.values())} of {sum(totals.values())}")
