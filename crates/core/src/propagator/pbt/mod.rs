@@ -4,8 +4,11 @@
 //!
 //! The island's current members are, per worker, the latest finished evaluation the island holds
 //! (its own workers' and immigrants': migration and pollination carry members between islands),
-//! the breeding worker's own last evaluation always among them. They are ranked by loss (failed
-//! ones last, ties by identity). With `k = ceil(quantile * n)` members, at most half of the `n`:
+//! the breeding worker's own last evaluation always among them. They are ranked by the loss each
+//! had at the breeding member's step (failed ones last, ties by identity): a member that is ahead
+//! of it in training is ranked by its evaluation that ended where the breeding member's did, so
+//! that a fast worker's member does not look better only for having trained longer. With
+//! `k = ceil(quantile * n)`, at most half of the `n` members:
 //!
 //! - a member among the `k` worst exploits one of the `k` best, drawn uniformly among those with
 //!   steps left: the child copies its hyperparameters and continues its training state, then
@@ -28,8 +31,9 @@
 //! left to train). A worker whose last [`FAILURES_IN_A_ROW`] evaluations failed breeds no more
 //! either.
 //!
-//! Differences from Ray Tune's scheduler: asynchronous against the island's current members (Ray's
-//! `synch=False` compares with the trials' last results too); categoricals are resampled or kept,
+//! Differences from Ray Tune's scheduler: asynchronous against the island's current members, each
+//! ranked at the breeding member's step (Ray's `synch=False` ranks the trials' last results,
+//! whatever step each reached); categoricals are resampled or kept,
 //! not moved to a neighbouring choice (their order means nothing here); an int always moves.
 
 mod excluding;
@@ -224,18 +228,37 @@ impl Pbt {
 }
 
 /// The island's current members: per worker, the latest finished evaluation `pool` holds, with
-/// `own` in place of the breeding worker's; ranked best first (failed last, ties by identity).
+/// `own` in place of the breeding worker's; ranked best first (failed last, ties by identity) by
+/// the loss each had at `own`'s step: a worker's latest evaluation that ended at or before the
+/// step `own` ended at, or its latest where it has none or its latest failed.
+///
+/// Why not by the latest losses: workers run at different speeds (a slow node, an oversubscribed
+/// one, a larger batch), and a member that is ahead has trained longer. Ranked by the latest
+/// losses, a member with a mediocre rate that raced ahead looks better than one with a good rate
+/// that is behind, and the good one exploits it and is lost (seen in CI: a rate of 0.064 raced
+/// ten intervals ahead, the members with 0.126 took its state, and the best member ended at
+/// 0.096 instead of about 0.002).
 fn current_members<'a>(pool: &'a dyn Pool, own: &'a Individual) -> Vec<&'a Individual> {
-    let mut seen = std::collections::HashSet::new();
-    seen.insert(own.id.worker);
-    let mut members = vec![own];
+    let reached = own.lineage.as_deref().map_or(0, Lineage::step_after);
+    // Per worker: its latest evaluation, and the one it is ranked by once found.
+    let mut standing: std::collections::HashMap<u32, (&Individual, Option<&Individual>)> =
+        std::collections::HashMap::from([(own.id.worker, (own, Some(own)))]);
     for ind in pool.iter_latest_bred() {
-        if ind.lineage.is_some() && seen.insert(ind.id.worker) {
-            members.push(ind);
+        let Some(lineage) = ind.lineage.as_deref() else { continue };
+        let (latest, ranked_by) = standing.entry(ind.id.worker).or_insert((ind, None));
+        if ranked_by.is_some() {
+            continue;
+        }
+        if latest.failure.is_some() {
+            *ranked_by = Some(*latest);
+        } else if ind.failure.is_none() && lineage.step_after() <= reached {
+            *ranked_by = Some(ind);
         }
     }
-    members.sort_by(|a, b| a.loss.total_cmp(&b.loss).then(a.id.cmp(&b.id)));
-    members
+    let mut members: Vec<(&Individual, f64)> =
+        standing.into_values().map(|(latest, ranked_by)| (latest, ranked_by.unwrap_or(latest).loss)).collect();
+    members.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.id.cmp(&b.0.id)));
+    members.into_iter().map(|(latest, _)| latest).collect()
 }
 
 impl Propagator for Pbt {
@@ -433,6 +456,32 @@ mod tests {
         let lineage = child.lineage.unwrap();
         assert_eq!(lineage.parent, Some(IndividualId { island: 0, worker: 1, generation: 3 }));
         assert_eq!((lineage.step, lineage.exploited), (8, false));
+    }
+
+    /// Members ahead in training are ranked by where they stood at the breeding member's step:
+    /// a member with the best start is not taken for the worst because the others trained longer
+    /// (the tutorial's failure in CI), and one behind at equal steps still exploits the best
+    /// member's latest state.
+    #[test]
+    fn members_are_ranked_at_the_breeding_members_step() {
+        let pbt = make(config());
+        let line = |w: u32, losses: &[f64]| -> Vec<Individual> {
+            losses.iter().enumerate().map(|(g, &l)| evaluated(w, g as u64, l, 2 * g as u64, values(0.01))).collect()
+        };
+        let raced = |first: f64| {
+            let mut all = line(0, &[1.0, 0.7, 0.5, 0.3]);
+            all.extend(line(2, &[1.1, 0.75]));
+            all.extend(line(3, &[1.2, 0.8, 0.6]));
+            all.extend(line(1, &[first]));
+            population(all)
+        };
+        // Latest losses 0.3, 0.75, 0.6 and 0.9: worker 1 would be the worst; at step 2 it is the best.
+        let child = breed(&pbt, &raced(0.9), 1, 1, 0).lineage.unwrap();
+        assert_eq!((child.parent.unwrap().worker, child.exploited, child.step), (1, false, 2));
+        // Worse than every member at step 2: it exploits the best one, continuing its latest state.
+        let child = breed(&pbt, &raced(1.3), 1, 1, 0).lineage.unwrap();
+        assert_eq!(child.parent, Some(IndividualId { island: 0, worker: 0, generation: 3 }));
+        assert_eq!((child.exploited, child.step), (true, 8));
     }
 
     /// With `explore = pb2` the exploiting member's rate comes from the model of the island's
