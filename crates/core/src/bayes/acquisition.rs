@@ -273,25 +273,27 @@ pub(crate) fn maximize(
                 .get_or_init(|| measured_reach2(taken, kinds))
                 .is_none_or(|r2| taken.iter().any(|t| distance2(t, x, kinds) <= r2))
     };
-    if let Some((_, x)) = found.iter().find(|(_, x)| is_new(x) && supported(x)) {
-        return x.clone();
+    let fresh_and_supported = |x: &Vec<f64>| is_new(x) && supported(x);
+    // Of equal scores the earlier candidate, as a stable sort would put first.
+    let best_candidate = |keep: &Keep| {
+        (0..candidates.len())
+            .filter(|&k| keep(&candidates[k]))
+            .min_by(|&a, &b| value(scores[b]).total_cmp(&value(scores[a])))
+    };
+    let keeps: [&Keep; 2] = [&fresh_and_supported, &is_new];
+    for keep in keeps {
+        if let Some((_, x)) = found.iter().find(|(_, x)| keep(x)) {
+            return x.clone();
+        }
+        if let Some(k) = best_candidate(keep) {
+            return candidates[k].clone();
+        }
     }
-    if let Some(k) = (0..candidates.len())
-        .filter(|&k| is_new(&candidates[k]) && supported(&candidates[k]))
-        .max_by(|&a, &b| value(scores[a]).total_cmp(&value(scores[b])))
-    {
-        return candidates[k].clone();
-    }
-    if let Some((_, x)) = found.iter().find(|(_, x)| is_new(x)) {
-        return x.clone();
-    }
-    let mut order: Vec<usize> = (0..candidates.len()).collect();
-    order.sort_by(|&a, &b| value(scores[b]).total_cmp(&value(scores[a])));
-    match order.into_iter().find(|&k| is_new(&candidates[k])) {
-        Some(k) => candidates[k].clone(),
-        None => found.swap_remove(0).1,
-    }
+    found.swap_remove(0).1
 }
+
+/// Which points [`maximize`] may return, in order of preference.
+type Keep<'a> = dyn Fn(&Vec<f64>) -> bool + 'a;
 
 /// Whether a continuous coordinate of `x` lies on a face of the unit cube (within a thousandth of
 /// its range, as `benches/at_bounds.py` counts).
