@@ -228,8 +228,8 @@ impl Pbt {
 }
 
 /// The island's current members: per worker, the latest finished evaluation `pool` holds, with
-/// `own` in place of the breeding worker's; ranked best first (failed last, ties by identity) by
-/// the loss each had at `own`'s step: a worker's latest evaluation that ended at or before the
+/// `own` in place of the breeding worker's, and the loss it is ranked by; ranked best first (failed
+/// last, ties by identity) by the loss each had at `own`'s step: a worker's latest evaluation that ended at or before the
 /// step `own` ended at, or its latest where it has none or its latest failed.
 ///
 /// Why not by the latest losses: workers run at different speeds (a slow node, an oversubscribed
@@ -238,7 +238,7 @@ impl Pbt {
 /// that is behind, and the good one exploits it and is lost (seen in CI: a rate of 0.064 raced
 /// ten intervals ahead, the members with 0.126 took its state, and the best member ended at
 /// 0.096 instead of about 0.002).
-fn current_members<'a>(pool: &'a dyn Pool, own: &'a Individual) -> Vec<&'a Individual> {
+fn current_members<'a>(pool: &'a dyn Pool, own: &'a Individual) -> Vec<(&'a Individual, f64)> {
     let reached = own.lineage.as_deref().map_or(0, Lineage::step_after);
     // Per worker: its latest evaluation, and the one it is ranked by once found.
     let mut standing: std::collections::HashMap<u32, (&Individual, Option<&Individual>)> =
@@ -258,7 +258,50 @@ fn current_members<'a>(pool: &'a dyn Pool, own: &'a Individual) -> Vec<&'a Indiv
     let mut members: Vec<(&Individual, f64)> =
         standing.into_values().map(|(latest, ranked_by)| (latest, ranked_by.unwrap_or(latest).loss)).collect();
     members.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.id.cmp(&b.0.id)));
-    members.into_iter().map(|(latest, _)| latest).collect()
+    members
+}
+
+/// How many of the island's current `members` (from [`current_members`]) rank below `own`, each
+/// compared with it at the step both reached: one ahead by its loss at `own`'s step, one behind
+/// by its latest loss against the loss `own`'s state had at that member's step (its lineage
+/// walked back). Failed members rank below, ties by identity.
+///
+/// Why not by the one ranking at `own`'s step: a member behind would then be judged by an older,
+/// higher loss against `own`'s newer one, and look worse only for having trained less. Two members
+/// of equal losses at equal steps (two that exploited one donor with the same perturbation) then
+/// shield each other: whichever decides sees the other behind and worse, and neither ever exploits
+/// (seen in the PBT benchmark: two such twins trained 7 intervals at a tenth of the useful rate
+/// while the island's best ended at 0.85 instead of 0.63).
+fn ranked_below(pool: &dyn Pool, own: &Individual, members: &[(&Individual, f64)]) -> usize {
+    let reached = own.lineage.as_deref().map_or(0, Lineage::step_after);
+    members
+        .iter()
+        .filter(|(member, loss)| {
+            if member.id == own.id {
+                return false;
+            }
+            if member.failure.is_some() {
+                return true;
+            }
+            let step = member.lineage.as_deref().map_or(0, Lineage::step_after);
+            let own_loss = if step < reached { loss_at(pool, own, step).unwrap_or(own.loss) } else { own.loss };
+            loss.total_cmp(&own_loss).then(member.id.cmp(&own.id)).is_gt()
+        })
+        .count()
+}
+
+/// The loss that the state `ind` continues had after training to `step`: `ind`'s own, or its
+/// lineage's latest evaluation that ended at or before `step`; `None` where the lineage leaves
+/// the pool (an immigrant's parent) or failed.
+fn loss_at(pool: &dyn Pool, ind: &Individual, step: u64) -> Option<f64> {
+    let mut current = ind.clone();
+    loop {
+        let lineage = *current.lineage.as_deref()?;
+        if lineage.step_after() <= step {
+            return current.failure.is_none().then_some(current.loss);
+        }
+        current = pool.stored(lineage.parent.as_ref()?)?;
+    }
 }
 
 impl Propagator for Pbt {
@@ -293,13 +336,12 @@ impl Propagator for Pbt {
         let members = current_members(pool, &own);
         let n = members.len();
         let k = ((self.config.quantile * n as f64).ceil() as usize).min(n / 2);
-        let position = members.iter().position(|m| m.id == own.id).expect("own is a member");
-        let among_worst = own.failure.is_some() || (k > 0 && position >= n - k);
+        let among_worst = own.failure.is_some() || (k > 0 && ranked_below(pool, &own, &members) < k);
         if among_worst {
             // A failed member exploits even where the island is too small for a quantile.
             let best: Vec<&Individual> = members[..k.max(1).min(n)]
                 .iter()
-                .copied()
+                .map(|&(member, _)| member)
                 .filter(|m| m.id != own.id && m.failure.is_none() && !self.finished(m))
                 .collect();
             if !best.is_empty() {
@@ -482,6 +524,34 @@ mod tests {
         let child = breed(&pbt, &raced(1.3), 1, 1, 0).lineage.unwrap();
         assert_eq!(child.parent, Some(IndividualId { island: 0, worker: 0, generation: 3 }));
         assert_eq!((child.exploited, child.step), (true, 8));
+    }
+
+    /// Two members with equal losses at equal steps (twins: one donor, the same perturbation) do not
+    /// shield each other: the one ahead compares itself with the one behind at the step both
+    /// reached, where they tie, and exactly one of them exploits, whichever decides.
+    #[test]
+    fn twins_behind_the_others_do_not_shield_each_other() {
+        let pbt = make(config());
+        let line = |w: u32, losses: &[f64]| -> Vec<Individual> {
+            losses.iter().enumerate().map(|(g, &l)| evaluated(w, g as u64, l, 2 * g as u64, values(0.01))).collect()
+        };
+        let island = |second_twin: &[f64]| {
+            let mut all = line(0, &[1.0, 0.6, 0.3, 0.1]);
+            all.extend(line(1, &[1.0, 0.8, 0.6, 0.5]));
+            all.extend(line(2, second_twin));
+            all.extend(line(3, &[1.2, 1.0, 0.9, 0.8]));
+            population(all)
+        };
+        let decides = |pool: &Population, worker: u32| breed(&pbt, pool, worker, 4, 0).lineage.unwrap();
+        // Worker 2 is an interval behind: ranked by its latest loss (0.9 against 0.8), it would look
+        // the worst and worker 3 would continue; at step 6 the two tie, and worker 3 ranks last.
+        let behind = island(&[1.2, 1.0, 0.9]);
+        let child = decides(&behind, 3);
+        assert_eq!((child.parent.unwrap().worker, child.exploited), (0, true));
+        // Level: worker 3 exploits, worker 2 continues.
+        let level = island(&[1.2, 1.0, 0.9, 0.8]);
+        assert_eq!((decides(&level, 3).parent.unwrap().worker, decides(&level, 3).exploited), (0, true));
+        assert_eq!((decides(&level, 2).parent.unwrap().worker, decides(&level, 2).exploited), (2, false));
     }
 
     /// With `explore = pb2` the exploiting member's rate comes from the model of the island's
