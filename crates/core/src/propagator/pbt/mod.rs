@@ -7,8 +7,10 @@
 //! the breeding worker's own last evaluation always among them. They are ranked by the loss each
 //! had at the breeding member's step (failed ones last, ties by identity): a member that is ahead
 //! of it in training is ranked by its evaluation that ended where the breeding member's did, so
-//! that a fast worker's member does not look better only for having trained longer. With
-//! `k = ceil(quantile * n)`, at most half of the `n` members:
+//! that a fast worker's member does not look better only for having trained longer; whether the
+//! breeding member is among the worst compares it with each member behind it at that member's
+//! step (its own lineage walked back), so that one behind does not look worse only for having
+//! trained less. With `k = ceil(quantile * n)`, at most half of the `n` members:
 //!
 //! - a member among the `k` worst exploits one of the `k` best, drawn uniformly among those with
 //!   steps left: the child copies its hyperparameters and continues its training state, then
@@ -228,9 +230,10 @@ impl Pbt {
 }
 
 /// The island's current members: per worker, the latest finished evaluation `pool` holds, with
-/// `own` in place of the breeding worker's, and the loss it is ranked by; ranked best first (failed
-/// last, ties by identity) by the loss each had at `own`'s step: a worker's latest evaluation that ended at or before the
-/// step `own` ended at, or its latest where it has none or its latest failed.
+/// `own` in place of the breeding worker's, and the loss it is ranked by; ranked best first
+/// (failed last, ties by identity) by the loss each had at `own`'s step: a worker's latest
+/// evaluation that ended at or before the step `own` ended at, or its latest where it has none or
+/// its latest failed.
 ///
 /// Why not by the latest losses: workers run at different speeds (a slow node, an oversubscribed
 /// one, a larger batch), and a member that is ahead has trained longer. Ranked by the latest
@@ -453,6 +456,11 @@ mod tests {
         vec![Value::Float(lr), Value::Float(0.9), Value::Int(64), Value::Cat(1)]
     }
 
+    /// Worker `w`'s member, one evaluation per interval of 2 steps from step 0, with `losses`.
+    fn line(w: u32, losses: &[f64]) -> Vec<Individual> {
+        losses.iter().enumerate().map(|(g, &l)| evaluated(w, g as u64, l, 2 * g as u64, values(0.01))).collect()
+    }
+
     fn population(inds: Vec<Individual>) -> Population {
         let mut p = Population::new();
         for i in inds {
@@ -507,9 +515,6 @@ mod tests {
     #[test]
     fn members_are_ranked_at_the_breeding_members_step() {
         let pbt = make(config());
-        let line = |w: u32, losses: &[f64]| -> Vec<Individual> {
-            losses.iter().enumerate().map(|(g, &l)| evaluated(w, g as u64, l, 2 * g as u64, values(0.01))).collect()
-        };
         let raced = |first: f64| {
             let mut all = line(0, &[1.0, 0.7, 0.5, 0.3]);
             all.extend(line(2, &[1.1, 0.75]));
@@ -532,9 +537,6 @@ mod tests {
     #[test]
     fn twins_behind_the_others_do_not_shield_each_other() {
         let pbt = make(config());
-        let line = |w: u32, losses: &[f64]| -> Vec<Individual> {
-            losses.iter().enumerate().map(|(g, &l)| evaluated(w, g as u64, l, 2 * g as u64, values(0.01))).collect()
-        };
         let island = |second_twin: &[f64]| {
             let mut all = line(0, &[1.0, 0.6, 0.3, 0.1]);
             all.extend(line(1, &[1.0, 0.8, 0.6, 0.5]));
@@ -550,8 +552,9 @@ mod tests {
         assert_eq!((child.parent.unwrap().worker, child.exploited), (0, true));
         // Level: worker 3 exploits, worker 2 continues.
         let level = island(&[1.2, 1.0, 0.9, 0.8]);
-        assert_eq!((decides(&level, 3).parent.unwrap().worker, decides(&level, 3).exploited), (0, true));
-        assert_eq!((decides(&level, 2).parent.unwrap().worker, decides(&level, 2).exploited), (2, false));
+        let (third, second) = (decides(&level, 3), decides(&level, 2));
+        assert_eq!((third.parent.unwrap().worker, third.exploited), (0, true));
+        assert_eq!((second.parent.unwrap().worker, second.exploited), (2, false));
     }
 
     /// With `explore = pb2` the exploiting member's rate comes from the model of the island's
