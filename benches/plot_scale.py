@@ -2,7 +2,7 @@
 """Utilization against workers, measured and projected told apart: docs/benchmarks/scale.png.
 
 Measured: every run of benches/utilization.py in benches/scale-data/utilization-*.jsonl (filled
-markers, one colour per machine; 15 generations per worker, evaluations of 1 s). Projected: the rows
+markers, one colour per machine; 15 generations per worker, evaluations of 1 s; a star for a longer run). Projected: the rows
 of benches/scale_sim.py's projection, benches/scale-data/projection-h200.jsonl (lines, the genetic
 propagator on InfiniBand HDR; one panel per evaluation time).
 
@@ -43,12 +43,19 @@ def main():
                 for transport, marker in (("mpi", "s"), ("local", "^")):
                     for spread, shared, fill in ((0.0, False, colour), (0.5, False, "white"), (0.5, True, "grey")):
                         pts = [(r["ranks"], r["job_utilization"]) for r in runs if r["transport"] == transport
-                               and r.get("spread", 0.0) == spread and r.get("shared_budget", False) == shared]
+                               and r.get("spread", 0.0) == spread and r.get("shared_budget", False) == shared
+                               and r["long"] == 15]
                         if pts:
                             what = "MPI" if transport == "mpi" else "in-process"
                             extra = "" if not spread else (", spread, shared" if shared else ", spread")
                             ax.scatter(*zip(*pts), marker=marker, s=40, facecolors=fill, edgecolors=colour,
                                        label=f"measured, {machine}, {what}{extra} (15 generations)", zorder=3)
+                # Longer runs (a 5-minute one: the start and end weigh less), marked apart.
+                for r in runs:
+                    if r["long"] != 15:
+                        what = "MPI" if r["transport"] == "mpi" else "in-process"
+                        ax.scatter([r["ranks"]], [r["job_utilization"]], marker="*", s=90, color=colour, zorder=3,
+                                   label=f"measured, {machine}, {what}, islands of {r['island']} ({r['long']} generations)")
         ax.axhline(0.95, color="red", linewidth=0.8)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("workers")
