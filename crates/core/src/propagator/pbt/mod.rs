@@ -6,8 +6,9 @@
 //! (its own workers' and immigrants': migration and pollination carry members between islands),
 //! the breeding worker's own last evaluation always among them. They are ranked by the loss each
 //! had at the breeding member's step (failed ones last, ties by identity): a member that is ahead
-//! of it in training is ranked by its evaluation that ended where the breeding member's did, so
-//! that a fast worker's member does not look better only for having trained longer; whether the
+//! of it in training is ranked by the loss its state had where the breeding member's ended (its
+//! lineage walked back, through the donor where it exploited one), so that a fast worker's member
+//! does not look better only for having trained longer; whether the
 //! breeding member is among the worst compares it with each member behind it at that member's
 //! step (its own lineage walked back), so that one behind does not look worse only for having
 //! trained less. With `k = ceil(quantile * n)`, at most half of the `n` members:
@@ -231,35 +232,33 @@ impl Pbt {
 
 /// The island's current members: per worker, the latest finished evaluation `pool` holds, with
 /// `own` in place of the breeding worker's, and the loss it is ranked by; ranked best first
-/// (failed last, ties by identity) by the loss each had at `own`'s step: a worker's latest
-/// evaluation that ended at or before the step `own` ended at, or its latest where it has none or
-/// its latest failed.
+/// (failed last, ties by identity) by the loss each had at `own`'s step: a member ahead of it in
+/// training by what its state had at that step ([`loss_at`], its lineage walked back), else by its
+/// latest loss (a member behind, a failed one, or one whose lineage leaves the pool).
 ///
 /// Why not by the latest losses: workers run at different speeds (a slow node, an oversubscribed
 /// one, a larger batch), and a member that is ahead has trained longer. Ranked by the latest
 /// losses, a member with a mediocre rate that raced ahead looks better than one with a good rate
 /// that is behind, and the good one exploits it and is lost (seen in CI: a rate of 0.064 raced
 /// ten intervals ahead, the members with 0.126 took its state, and the best member ended at
-/// 0.096 instead of about 0.002).
+/// 0.096 instead of about 0.002). Why the lineage and not the worker's own earlier evaluation: a
+/// worker that exploited since continues another state, and its earlier evaluation was its old,
+/// worse member's.
 fn current_members<'a>(pool: &'a dyn Pool, own: &'a Individual) -> Vec<(&'a Individual, f64)> {
     let reached = own.lineage.as_deref().map_or(0, Lineage::step_after);
-    // Per worker: its latest evaluation, and the one it is ranked by once found.
-    let mut standing: std::collections::HashMap<u32, (&Individual, Option<&Individual>)> =
-        std::collections::HashMap::from([(own.id.worker, (own, Some(own)))]);
-    for ind in pool.iter_latest_bred() {
-        let Some(lineage) = ind.lineage.as_deref() else { continue };
-        let (latest, ranked_by) = standing.entry(ind.id.worker).or_insert((ind, None));
-        if ranked_by.is_some() {
-            continue;
-        }
-        if latest.failure.is_some() {
-            *ranked_by = Some(*latest);
-        } else if ind.failure.is_none() && lineage.step_after() <= reached {
-            *ranked_by = Some(ind);
-        }
+    let mut latest: std::collections::HashMap<u32, &Individual> =
+        std::collections::HashMap::from([(own.id.worker, own)]);
+    for ind in pool.iter_latest_bred().filter(|ind| ind.lineage.is_some()) {
+        latest.entry(ind.id.worker).or_insert(ind);
     }
-    let mut members: Vec<(&Individual, f64)> =
-        standing.into_values().map(|(latest, ranked_by)| (latest, ranked_by.unwrap_or(latest).loss)).collect();
+    let mut members: Vec<(&Individual, f64)> = latest
+        .into_values()
+        .map(|member| {
+            let ahead = member.lineage.as_deref().is_some_and(|l| l.step_after() > reached);
+            let loss = if ahead && member.failure.is_none() { loss_at(pool, member, reached) } else { None };
+            (member, loss.unwrap_or(member.loss))
+        })
+        .collect();
     members.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.id.cmp(&b.0.id)));
     members
 }
@@ -529,6 +528,27 @@ mod tests {
         let child = breed(&pbt, &raced(1.3), 1, 1, 0).lineage.unwrap();
         assert_eq!(child.parent, Some(IndividualId { island: 0, worker: 0, generation: 3 }));
         assert_eq!((child.exploited, child.step), (true, 8));
+    }
+
+    /// A member ahead that exploited since is ranked by what its state had at the breeding
+    /// member's step (the donor's loss there), not by its worker's evaluation of that step, which
+    /// was its old, worse member's: the breeding member, which only that old member was worse
+    /// than, is the worst and exploits.
+    #[test]
+    fn a_member_ahead_that_exploited_is_ranked_by_its_lineage() {
+        let pbt = make(config());
+        let mut all = line(0, &[1.0, 0.6, 0.3, 0.1]);
+        all.extend(line(1, &[1.5, 1.4, 0.35, 0.15]));
+        // Worker 1's third evaluation continued worker 0's state after its second (step 4).
+        let lineage = all[6].lineage.as_deref_mut().unwrap();
+        lineage.parent = Some(IndividualId { island: 0, worker: 0, generation: 1 });
+        lineage.exploited = true;
+        all.extend(line(2, &[1.0, 0.8]));
+        all.extend(line(3, &[1.2, 0.9]));
+        let child = breed(&pbt, &population(all), 3, 2, 0).lineage.unwrap();
+        // By worker 1's own evaluation at step 4 (1.4), worker 3 (0.9) would rank above it and continue.
+        assert_eq!(child.parent, Some(IndividualId { island: 0, worker: 0, generation: 3 }));
+        assert!(child.exploited);
     }
 
     /// Two members with equal losses at equal steps (twins: one donor, the same perturbation) do not
