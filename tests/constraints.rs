@@ -33,18 +33,23 @@ fi
 const WORKERS: usize = 4;
 const GENERATIONS: usize = 10;
 
+/// Runs `trial` (a shell script) over [`SPACE`] under mpirun in `dir`, which must succeed.
+fn run(dir: &std::path::Path, workers: usize, generations: usize, trial: &str) {
+    std::fs::write(dir.join("space.toml"), SPACE).unwrap();
+    let mut cmd = mpirun(workers);
+    cmd.arg(bin()).args(["--quiet", "--generations", &generations.to_string()]);
+    cmd.arg("--space").arg(dir.join("space.toml"));
+    cmd.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
+    cmd.args(["--", "sh", "-c", trial, "trial"]);
+    let out = run_with_timeout(cmd, Duration::from_secs(300));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn constraints_from_a_command_trial_rank_feasible_first_and_show_in_every_output() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(dir.join("space.toml"), SPACE).unwrap();
-    let mut cmd = mpirun(WORKERS);
-    cmd.arg(bin()).args(["--quiet", "--generations", &GENERATIONS.to_string()]);
-    cmd.arg("--space").arg(dir.join("space.toml"));
-    cmd.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
-    cmd.args(["--", "sh", "-c", TRIAL, "trial"]);
-    let out = run_with_timeout(cmd, Duration::from_secs(300));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    run(dir, WORKERS, GENERATIONS, TRIAL);
 
     let trials = trials_jsonl(dir);
     assert_eq!(trials.len(), WORKERS * GENERATIONS);
@@ -89,4 +94,33 @@ fn constraints_from_a_command_trial_rank_feasible_first_and_show_in_every_output
         .collect();
     expected.sort_by(|a, b| a.partial_cmp(b).unwrap());
     assert_eq!(seen, expected);
+}
+
+/// Prints a constraints line it cannot have measured (`nan`), and on odd generations a readable
+/// one after it.
+const UNREADABLE: &str = r#"
+generation=${PROPULATE_TRIAL##*/}
+echo "propulate: constraints=nan"
+if [ $((generation % 2)) = 1 ]; then echo "propulate: constraints=-1"; fi
+echo "propulate: loss=0.5"
+"#;
+
+/// A constraints line that cannot be read fails the evaluation, naming the line, instead of
+/// leaving it unconstrained (and so feasible, a candidate for the best); the last line counts.
+#[test]
+fn an_unreadable_constraints_line_fails_the_evaluation_and_the_last_line_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    run(dir, 2, 2, UNREADABLE);
+    let trials = trials_jsonl(dir);
+    assert_eq!(trials.len(), 4);
+    for t in &trials {
+        if t["generation"] == 0 {
+            let failure = t["failure"].as_str().unwrap_or_else(|| panic!("not failed: {t}"));
+            assert!(failure.contains("constraints line cannot be read") && failure.contains("constraints=nan"), "{t}");
+        } else {
+            assert!(t["failure"].is_null(), "{t}");
+            assert_eq!((t["constraints"][0].as_f64(), &t["feasible"]), (Some(-1.0), &Value::Bool(true)), "{t}");
+        }
+    }
 }

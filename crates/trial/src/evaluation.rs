@@ -213,7 +213,8 @@ struct RankLoop<'t> {
     last_value: Option<f64>,
     /// Rank 0: the loss its process printed, and a `propulate:` line it could not read.
     stdout_loss: Option<f64>,
-    stdout_constraints: Option<Vec<f64>>,
+    /// Rank 0: its process's last constraints line, read or why it could not be.
+    stdout_constraints: Option<Result<Vec<f64>, String>>,
     malformed: Option<String>,
     /// Rank 0: when it stops the trial for its time limit, and for ranks still running after its
     /// own process ended well; whether it has.
@@ -292,7 +293,8 @@ impl<'t> RankLoop<'t> {
                 self.publish(Event::Report { step, value });
             }
             Line::Loss(x) => self.stdout_loss = Some(x),
-            Line::Constraints(c) => self.stdout_constraints = Some(c),
+            Line::Constraints(c) => self.stdout_constraints = Some(Ok(c)),
+            Line::BadConstraints(m) => self.stdout_constraints = Some(Err(m)),
             Line::Malformed(m) => self.malformed = Some(m),
             Line::Step { .. } | Line::Other => {}
         }
@@ -398,6 +400,18 @@ impl<'t> RankLoop<'t> {
         }
     }
 
+    /// Rank 0: the constraints of its process's last constraints line, if it printed one; one it
+    /// could not read fails the evaluation (taken for unconstrained, an infeasible configuration
+    /// could become the run's best).
+    fn line_constraints(&self, ctx: &mut WorkerContext<'_>) -> Result<(), String> {
+        match &self.stdout_constraints {
+            Some(Ok(c)) => ctx.set_constraints(c),
+            Some(Err(m)) => return Err(format!("its constraints line cannot be read: {m}")),
+            None => {}
+        }
+        Ok(())
+    }
+
     /// Rank 0, when every process ended well: the result file, else the loss line of its stdout.
     fn result(&self, dir: &Path, ctx: &mut WorkerContext<'_>) -> LossResult {
         let path = dir.join(RESULT_FILE);
@@ -408,8 +422,9 @@ impl<'t> RankLoop<'t> {
                     ctx.record(&name, value);
                 }
                 // The file's constraints, else a constraints line's.
-                if let Some(c) = read.constraints.as_ref().or(self.stdout_constraints.as_ref()) {
-                    ctx.set_constraints(c);
+                match &read.constraints {
+                    Some(c) => ctx.set_constraints(c),
+                    None => self.line_constraints(ctx)?,
                 }
                 Ok(read.loss)
             }
@@ -423,9 +438,7 @@ impl<'t> RankLoop<'t> {
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => match (self.stdout_loss, &self.malformed) {
                 (Some(loss), _) => {
-                    if let Some(c) = &self.stdout_constraints {
-                        ctx.set_constraints(c);
-                    }
+                    self.line_constraints(ctx)?;
                     Ok(loss)
                 }
                 (None, malformed) => Err(format!(

@@ -5,7 +5,8 @@
 //!   its stdout; the file wins when there are both. A run with several objectives reads each from
 //!   the file by name (`loss` only when it is one of them);
 //! - constraints measured by the training (feasible when each is at most 0): `"constraints":
-//!   [0.1, -2.0]` in the result file, or a line `propulate: constraints=0.1,-2.0`;
+//!   [0.1, -2.0]` in the result file, or a line `propulate: constraints=0.1,-2.0` (the last such
+//!   line counts; one that cannot be read fails the evaluation unless the file gives them);
 //! - intermediate values: a line `propulate: step=<n> loss=<number>` each, for early stopping.
 
 use std::path::Path;
@@ -24,6 +25,10 @@ pub enum Line {
     Loss(f64),
     /// `propulate: constraints=<number>,<number>,...`: the constraint values.
     Constraints(Vec<f64>),
+    /// A `propulate: constraints=` line that cannot be read (a value that is no finite number,
+    /// say a failed measurement's `nan`): what is wrong with it. Unlike another malformed line it
+    /// fails the evaluation, whose feasibility is then unknown.
+    BadConstraints(String),
     /// A line that starts with `propulate:` but cannot be read: what is wrong with it.
     Malformed(String),
     /// Anything else: the program's own output.
@@ -47,7 +52,12 @@ pub fn parse_line(line: &str) -> Line {
         let values: Option<Vec<f64>> =
             list.split(',').map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite())).collect();
         return values.map_or_else(
-            || Line::Malformed(format!("'{}': expected 'propulate: constraints=<number>,<number>,...'", line.trim())),
+            || {
+                Line::BadConstraints(format!(
+                    "'{}': expected 'propulate: constraints=<number>,<number>,...' with finite numbers",
+                    line.trim()
+                ))
+            },
             Line::Constraints,
         );
     }
@@ -170,7 +180,7 @@ mod tests {
         assert_eq!(parse_line("propulate: constraints=0.1,-2.0"), Line::Constraints(vec![0.1, -2.0]));
         assert_eq!(parse_line("propulate: constraints=3"), Line::Constraints(vec![3.0]));
         for bad in ["propulate: constraints=", "propulate: constraints=0.1,x", "propulate: constraints=nan"] {
-            assert!(matches!(parse_line(bad), Line::Malformed(m) if m.contains("constraints=<number>")), "{bad}");
+            assert!(matches!(parse_line(bad), Line::BadConstraints(m) if m.contains("constraints=<number>")), "{bad}");
         }
     }
 
