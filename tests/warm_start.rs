@@ -1,8 +1,8 @@
 //! `--warm-start PATH` under mpirun: a new run starts with the evaluations of an earlier one, from
 //! its checkpoint, its `trials.csv`, the Optuna journal it was exported to and a journal Optuna
 //! itself wrote, without evaluating them again; the imported ones are marked in the outputs; a
-//! resume does not import twice; a space that does not match is one error naming the parameter,
-//! and values outside the new bounds are left out, counted.
+//! resume does not import twice, nor does a source given twice; a space that does not match is
+//! one error naming the parameter, and values outside the new bounds are left out, counted.
 
 mod common;
 
@@ -140,6 +140,11 @@ fn a_space_that_does_not_match_is_refused_and_values_outside_are_left_out() {
         assert!(!dir.join("refused/out/trials.jsonl").exists());
         let _ = std::fs::remove_dir_all(dir.join("refused"));
     }
+    // The same source twice, spelt two ways, would import every evaluation twice.
+    let out = search(dir, "twice", SPACE, &["--warm-start", &ck_a, "--warm-start", &format!("{ck_a}/")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("--warm-start {ck_a}/: given twice")), "{stderr}");
     // Half the range: the evaluations with x below 0 are left out and counted.
     let half = SPACE
         .replace("x = { type = \"float\", low = -2.0, high = 2.0 }", "x = { type = \"float\", low = 0.0, high = 2.0 }");

@@ -29,7 +29,17 @@ pub(crate) fn seed(
     layout: &Layout,
 ) -> Result<(String, Manifest)> {
     let (mut seeds, mut outside, mut failed) = (Vec::new(), 0, 0);
+    let mut seen = Vec::new();
     for path in &ck.warm_start {
+        // The same source twice would count each of its evaluations twice in every model.
+        let same = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if seen.contains(&same) {
+            return Err(Error::InvalidConfig(format!(
+                "--warm-start {}: given twice (its evaluations would be imported twice)",
+                path.display()
+            )));
+        }
+        seen.push(same);
         let run = read(path)?;
         let imported = import(space, &run, &path.display().to_string(), seeds.len() as u64)?;
         outside += imported.outside;
