@@ -210,8 +210,8 @@ pub struct RunArgs {
     /// study; complete trials, the first value as the loss, its `constraints` attribute).
     /// Parameters match by name: one missing from the earlier run, one it has that this space has
     /// not, or one of another type is an error naming it; an evaluation with a value outside this
-    /// space is left out, and failed ones too (the run says how many). They are dealt over the
-    /// islands as `--reshape-from` deals, recorded in the new checkpoint (a resume does not import
+    /// space is left out, and failed ones too (the run says how many); one source given twice is
+    /// an error. They are dealt over the islands as `--reshape-from` deals, recorded in the new checkpoint (a resume does not import
     /// them again), marked `"imported": true` where they appear (`best.json`'s top lists), and not
     /// in `trials.csv`, which lists this run's evaluations; not with `--reshape-from`
     #[arg(long, value_name = "PATH", conflicts_with_all = ["no_checkpoint", "reshape_from"])]
