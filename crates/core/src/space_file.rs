@@ -77,7 +77,8 @@ fn param(name: &str, spec: &toml::Value) -> Result<Param> {
         _ => return Err(bad(format!("unknown type '{kind}'; valid: float, int, categorical"))),
     };
     if let Some(key) = spec.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(bad(format!("unknown key '{key}' for a {kind} parameter; valid: {}", allowed.join(", "))));
+        let article = if kind == "int" { "an" } else { "a" };
+        return Err(bad(format!("unknown key '{key}' for {article} {kind} parameter; valid: {}", allowed.join(", "))));
     }
     let required = |key: &str| spec.get(key).ok_or_else(|| bad(format!("no '{key}'")));
     let domain = match kind {
@@ -129,6 +130,9 @@ fn conditions(when: &toml::Value) -> std::result::Result<Vec<Condition>, String>
     let toml::Value::Table(table) = when else {
         return Err(format!("'when' must be a table {FORM}, got {when}"));
     };
+    if table.is_empty() {
+        return Err(format!("'when' names no condition; write one {FORM}, or leave 'when' out"));
+    }
     table
         .iter()
         .map(|(param, choices)| {
@@ -196,7 +200,10 @@ mod tests {
             ("[params]\nx = { type = \"float\", low = 0, high = 1, log = 1 }", "'log' must be true or false"),
             ("[params]\nx = { type = \"float\", low = 0, high = 1, log = true }", "positive lower bound"),
             ("[params]\nn = { type = \"int\", low = 0.5, high = 3 }", "parameter 'n': 'low' must be an integer"),
-            ("[params]\nn = { type = \"int\", low = 0, high = 3, log = true }", "unknown key 'log' for a int"),
+            (
+                "[params]\nn = { type = \"int\", low = 0, high = 3, log = true }",
+                "unknown key 'log' for an int parameter",
+            ),
             ("[params]\na = { type = \"categorical\", choices = [] }", "parameter 'a': a categorical parameter needs"),
             ("[params]\na = { type = \"categorical\", choices = [1] }", "every choice must be a string"),
             ("[params]\na = { type = \"categorical\", choices = \"relu\" }", "'choices' must be a list"),
@@ -205,6 +212,10 @@ mod tests {
             (
                 "[params]\nx = { type = \"float\", low = 0, high = 1, when = \"sgd\" }",
                 "parameter 'x': 'when' must be a table",
+            ),
+            (
+                "[params]\nx = { type = \"float\", low = 0, high = 1, when = {} }",
+                "parameter 'x': 'when' names no condition",
             ),
             (
                 "[params]\nx = { type = \"float\", low = 0, high = 1, when = { o = 1 } }",
