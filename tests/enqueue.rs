@@ -1,6 +1,8 @@
 //! `--enqueue FILE`: configurations known in advance are the first evaluations of the workers, in
-//! order across them, each evaluated once, across a kill -9 of the job and its resume; a bad file
-//! is one error before anything is evaluated, and a resume with another file is refused.
+//! order across them, each evaluated once, across a kill -9 of the job and its resume; more of
+//! them than the run evaluates are named at its start and wait for a longer run; a bad file (an
+//! empty one included) is one error before anything is evaluated, and a resume with another file
+//! is refused.
 
 mod common;
 
@@ -26,9 +28,13 @@ fn write_csv(path: &Path) {
 }
 
 fn job(dir: &Path, enqueue: &Path) -> std::process::Command {
+    job_of(dir, enqueue, GENERATIONS)
+}
+
+fn job_of(dir: &Path, enqueue: &Path, generations: usize) -> std::process::Command {
     let mut cmd = mpirun(WORKERS);
     cmd.arg(bin()).args(["--function", "sphere", "--propagator", "ga", "--quiet", "--eval-delay-ms", "40"]);
-    cmd.args(["--generations", &GENERATIONS.to_string(), "--enqueue"]).arg(enqueue);
+    cmd.args(["--generations", &generations.to_string(), "--enqueue"]).arg(enqueue);
     cmd.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(dir.join("out"));
     cmd
 }
@@ -76,4 +82,32 @@ fn a_bad_file_is_one_error_before_any_evaluation_and_a_resume_needs_the_same_fil
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("enqueued configurations: checkpoint has 1, this run has 2"), "{stderr}");
+}
+
+#[test]
+fn configurations_beyond_the_budget_are_named_and_a_longer_run_evaluates_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let enqueue = dir.path().join("known.csv");
+    write_csv(&enqueue);
+    let out = run_with_timeout(job_of(dir.path(), &enqueue, 2), Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let notice = "10 configurations are enqueued, but the run evaluates at most 8 (4 workers x 2 generations): the \
+                  last 2 are not evaluated";
+    assert_eq!(stderr.matches(notice).count(), 1, "{stderr}");
+    let out = run_with_timeout(job_of(dir.path(), &enqueue, 3), Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !stderr.contains("are enqueued"), "{stderr}");
+    let evaluated: Vec<(f64, f64)> = trials_jsonl(dir.path())
+        .iter()
+        .map(|t| (t["params"]["x0"].as_f64().unwrap(), t["params"]["x1"].as_f64().unwrap()))
+        .collect();
+    assert!(configurations().iter().all(|c| evaluated.contains(c)), "{evaluated:?}");
+
+    let empty = dir.path().join("header-only.csv");
+    std::fs::write(&empty, "x0,x1\n").unwrap();
+    let out = run_with_timeout(job_of(&dir.path().join("empty"), &empty, 2), Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("holds no configuration (a header and no line under it)"), "{stderr}");
 }

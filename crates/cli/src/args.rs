@@ -211,9 +211,10 @@ pub struct RunArgs {
     /// Parameters match by name: one missing from the earlier run, one it has that this space has
     /// not, or one of another type is an error naming it; an evaluation with a value outside this
     /// space is left out, and failed ones too (the run says how many); one source given twice is
-    /// an error. They are dealt over the islands as `--reshape-from` deals, recorded in the new checkpoint (a resume does not import
-    /// them again), marked `"imported": true` where they appear (`best.json`'s top lists), and not
-    /// in `trials.csv`, which lists this run's evaluations; not with `--reshape-from`
+    /// an error. They are dealt over the islands as `--reshape-from` deals, recorded in the new
+    /// checkpoint (a resume does not import them again), marked `"imported": true` where they
+    /// appear (`best.json`'s top lists), and not in `trials.csv`, which lists this run's
+    /// evaluations; not with `--reshape-from`
     #[arg(long, value_name = "PATH", conflicts_with_all = ["no_checkpoint", "reshape_from"])]
     pub warm_start: Vec<PathBuf>,
     /// Evaluate these configurations first: a CSV file whose header names the parameters, or JSON
@@ -221,7 +222,9 @@ pub struct RunArgs {
     /// / workers`, so each worker evaluates its share in order before it breeds, and a resume
     /// evaluates each once. Every active parameter must be given and inside the space (an inactive
     /// conditional one may be left out or empty; else one error naming the configuration and the
-    /// parameter, before any evaluation); a resume needs the same file; not with `--propagator pbt`
+    /// parameter, before any evaluation); more of them than the run evaluates (workers times
+    /// generations) are named at its start and wait for a longer run; a resume needs the same
+    /// file; not with `--propagator pbt`
     #[arg(long, value_name = "FILE")]
     pub enqueue: Option<PathBuf>,
     /// Write one log file per rank into DIR (`rank-00000.log`, ...): role, host, status lines,

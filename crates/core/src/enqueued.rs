@@ -20,7 +20,7 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Configuration>> {
     let Some((first_no, first)) = lines.next() else {
         return Err(bad(source, 0, "holds no configuration"));
     };
-    if first.trim_start().starts_with('{') {
+    let configurations: Vec<Configuration> = if first.trim_start().starts_with('{') {
         std::iter::once((first_no, first))
             .chain(lines)
             .map(|(no, line)| match serde_json::from_str::<Json>(line) {
@@ -28,7 +28,7 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Configuration>> {
                 Ok(_) => Err(bad(source, no + 1, "is not a JSON object of parameter names to values")),
                 Err(e) => Err(bad(source, no + 1, &format!("is not JSON: {e}"))),
             })
-            .collect()
+            .collect::<Result<_>>()?
     } else {
         let header: Vec<&str> = first.split(',').map(str::trim).collect();
         if let Some(empty) = header.iter().position(|h| h.is_empty()) {
@@ -43,8 +43,12 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Configuration>> {
                 }
                 Ok(header.iter().zip(fields).map(|(name, field)| (name.to_string(), csv_value(field))).collect())
             })
-            .collect()
+            .collect::<Result<_>>()?
+    };
+    if configurations.is_empty() {
+        return Err(bad(source, 0, "holds no configuration (a header and no line under it)"));
     }
+    Ok(configurations)
 }
 
 /// A CSV field as JSON: a number where it reads as one (an integer where it is one), else the
@@ -192,6 +196,7 @@ mod tests {
         assert!(e("{\"lr\": 0.01}\n[1]\n").contains("line 2, is not a JSON object"));
         assert!(e("{\"lr\": 0.01, \"layers\": 3, \"act\": 1}\n").contains("'act' is categorical"));
         assert!(e("\n\n").contains("holds no configuration"));
+        assert!(e("lr,layers,act\n").contains("holds no configuration (a header and no line under it)"));
     }
 
     #[test]

@@ -162,6 +162,10 @@ where
     if let Some(why) = &picked {
         observers.emit(&crate::observe::Event::Notice(why));
     }
+    // Once for the run, as the other notices before the run starts.
+    if let Some(left) = enqueued_beyond_budget(enqueued.len(), &layout, cfg.generations).filter(|_| world.rank() == 0) {
+        observers.emit(&crate::observe::Event::Notice(&left));
+    }
     let mut resumed =
         checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout, &mut observers, opened)?;
     world.barrier()?;
@@ -226,4 +230,18 @@ fn release_followers(worker_comm: &mut dyn Communicator, result: &RunResult) -> 
     worker_comm.broadcast(0, &mut encode(&None::<Individual>))?;
     let mut bytes = encode(&RunResult { trials: Vec::new(), ..result.clone() });
     worker_comm.broadcast(0, &mut bytes)
+}
+
+/// What to tell where more configurations are enqueued than the run evaluates: configuration k
+/// is worker `k mod workers`'s child of its generation `k / workers`, so those past the last
+/// generation would wait silently for a longer run.
+fn enqueued_beyond_budget(enqueued: usize, layout: &Layout, generations: u64) -> Option<String> {
+    let workers = layout.workers();
+    let budget = u64::try_from(workers).ok()?.saturating_mul(generations);
+    let left = u64::try_from(enqueued).ok()?.checked_sub(budget).filter(|&left| left > 0)?;
+    Some(format!(
+        "{enqueued} configurations are enqueued, but the run evaluates at most {budget} ({workers} workers x \
+         {generations} generations): the last {left} are not evaluated (a longer run, more --generations, \
+         evaluates them)"
+    ))
 }
