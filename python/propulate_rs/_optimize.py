@@ -50,15 +50,16 @@ def _words(opts):
             continue
         if isinstance(value, bool):
             raise ValueError(f"option {name} takes a value ({flag} VALUE), not {value!r}")
+        # FLAG=VALUE, so that a negative number is read as the flag's value, not as a flag.
         if isinstance(value, (list, tuple)) and name in _REPEATED:
             for v in value:
-                words += [flag, os.fspath(v) if isinstance(v, os.PathLike) else str(v)]
+                words.append(f"{flag}={os.fspath(v) if isinstance(v, os.PathLike) else v}")
             continue
         if isinstance(value, (list, tuple)):
             value = ",".join(str(v) for v in value)
         elif isinstance(value, os.PathLike):
             value = os.fspath(value)
-        words += [flag, str(value)]
+        words.append(f"{flag}={value}")
     return words
 
 
@@ -104,11 +105,15 @@ def _evaluation(loss, with_context, comm, objectives):
             if "constraints" in value:
                 ctx.set_constraints(_constraints(value["constraints"]))
             for name, x in value.items():
-                if name not in ("loss", "constraints"):
+                if name in ("loss", "constraints"):
+                    continue
+                if str(name) in objectives:
                     x = _as_number(f"the loss's '{name}'", x)
                     if math.isnan(x):
                         raise ValueError(f"the loss's '{name}' is NaN")
                     ctx.record(str(name), x)
+                elif (metric := _metric(x)) is not None:
+                    ctx.record(str(name), metric)
             if "loss" in value:
                 return _as_number("the loss's 'loss'", value["loss"])
             if not objectives or "loss" in objectives:
@@ -123,10 +128,25 @@ def _evaluation(loss, with_context, comm, objectives):
     return evaluate
 
 
+def _metric(x):
+    """Another value of a loss's dict as a metric, as the command line's result file keeps them:
+    a finite number (a bool as 0 or 1), else ``None``: left out (a path, a list, a NaN), which
+    does not fail the evaluation."""
+    if isinstance(x, bool):
+        return float(x)
+    if isinstance(x, (str, bytes)) or x is None or getattr(x, "ndim", 0) != 0:
+        return None
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
 def _constraints(values):
     """The constraint values of a loss's dict (feasible when each is at most 0): a list of finite
-    numbers, or one number."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+    numbers, or one number (a numpy or torch scalar included)."""
+    if isinstance(values, (str, bytes)) or getattr(values, "ndim", None) == 0 or not hasattr(values, "__iter__"):
         values = [values]
     numbers = [_as_number("a constraint of the loss's 'constraints'", c) for c in values]
     if not all(math.isfinite(c) for c in numbers):
@@ -208,6 +228,9 @@ def _enqueue_file(opts):
     path replaces the list in ``opts``); a path is taken as it is."""
     known = opts.get("enqueue")
     if known is None or isinstance(known, (str, os.PathLike)):
+        return None
+    if isinstance(known, (list, tuple)) and not known:
+        opts["enqueue"] = None  # nothing known in advance
         return None
     if not isinstance(known, (list, tuple)) or not all(isinstance(c, dict) for c in known):
         raise ValueError("option enqueue is a list of dicts (parameter name to value) or a file's path")

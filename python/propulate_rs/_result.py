@@ -67,9 +67,9 @@ class Trial:
 
 class Result:
     """A run's outcome, the same on every rank: ``best`` (the best trial), ``islands`` (each
-    island's best), ``trials`` (every evaluation, in the order they ended), ``front`` (the
-    Pareto front with several objectives), ``evaluations``, ``failed``, ``pruned``, ``resumed`` (evaluations an earlier start of the run
-    made), ``emigrated``, ``wall_s``,
+    island's best), ``trials`` (every evaluation, by island, worker and generation), ``front``
+    (the Pareto front with several objectives), ``evaluations``, ``failed``, ``pruned``,
+    ``resumed`` (evaluations an earlier start of the run made), ``emigrated``, ``wall_s``,
     ``propagator`` (the one it bred with, every setting)."""
 
     def __init__(self, data, order=None):

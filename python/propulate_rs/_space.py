@@ -54,7 +54,9 @@ class Categorical:
         return f"Categorical({self.choices!r}{_when_repr(self.when)})"
 
     def _to_engine(self, name):
-        if isinstance(self.choices, (str, bytes)) or not hasattr(self.choices, "__iter__"):
+        # A set has no order that holds from one process to the next (strings hash differently per
+        # process): the ranks and a resumed run would number its choices differently.
+        if isinstance(self.choices, (str, bytes, set, frozenset, dict)) or not hasattr(self.choices, "__iter__"):
             raise ValueError(f"parameter '{name}': choices must be a list of strings, not {self.choices!r}")
         choices = list(self.choices)
         bad = [c for c in choices if not isinstance(c, str)]
@@ -131,13 +133,14 @@ def _from_limits(name, limits):
 
 
 def plain_value(value):
-    """A parameter's value as JSON takes it: numpy's scalars as plain numbers."""
+    """A parameter's value as JSON takes it: numpy's scalars as plain numbers, NaN as None (not
+    given: what pandas' ``to_dict("records")`` holds for an inactive conditional parameter)."""
     if isinstance(value, (str, bool)) or value is None:
         return value
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):
-        return float(value)
+        return None if math.isnan(value) else float(value)
     return value
 
 

@@ -29,7 +29,8 @@ class Study:
 
     ``propagator``: ``"auto"`` (picked for the space and ``budget`` trials, as a run's ``auto``),
     or a name (``gp``, ``tpe``, ``cmaes``, ``ga``, ``pso``, ``nm``, ``random``, ...) with its
-    settings as keywords by their field names (``Study(space, "tpe", gamma=0.1)``); ``workers``:
+    settings as keywords by their field names (``Study(space, "tpe", gamma=0.1)``; a name it does
+    not have is a ``ValueError`` listing those it has); ``workers``:
     how many trials will run at once (the genetic propagator's pool sizes follow it)."""
 
     def __init__(self, space, propagator="auto", *, seed=0, budget=200, workers=1, **settings):
@@ -65,11 +66,19 @@ class Study:
         return AskedTrial(number, params)
 
     def tell(self, trial, loss, constraints=None):
-        """File ``trial``'s result: a number, or the exception it raised (a failed trial); NaN or
-        a non-number is a failed trial too. ``constraints``: the values measured (feasible when
-        each is at most 0), also given as a dict ``{"loss": ..., "constraints": [...]}``."""
+        """File ``trial``'s result: a number, or the exception it raised (a failed trial); NaN, an
+        infinity or a non-number is a failed trial too. ``constraints``: the values measured
+        (feasible when each is at most 0), also given as a dict ``{"loss": ..., "constraints":
+        [...]}``, whose other numbers are kept as the trial's ``metrics`` (as ``optimize`` keeps
+        them)."""
         number = trial.number if isinstance(trial, AskedTrial) else int(trial)
+        metrics = {}
         if isinstance(loss, dict):
+            from ._optimize import _metric
+
+            for name, x in loss.items():
+                if name not in ("loss", "constraints") and (metric := _metric(x)) is not None:
+                    metrics[str(name)] = metric
             constraints = loss.get("constraints", constraints)
             loss = loss.get("loss")
         if constraints is not None:
@@ -89,7 +98,7 @@ class Study:
         if math.isnan(value):
             self._native.tell(number, None, "the loss is NaN")
             return
-        self._native.tell(number, value, None, constraints)
+        self._native.tell(number, value, None, constraints, metrics)
 
     def optimize(self, loss, n_trials):
         """Ask, evaluate ``loss(params)`` and tell, ``n_trials`` times in this process; an

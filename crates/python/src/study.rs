@@ -96,7 +96,14 @@ impl State {
         Ok(child)
     }
 
-    fn tell(&mut self, number: u64, loss: Option<f64>, failure: Option<String>, constraints: Vec<f64>) -> PyResult<()> {
+    fn tell(
+        &mut self,
+        number: u64,
+        loss: Option<f64>,
+        failure: Option<String>,
+        constraints: Vec<f64>,
+        metrics: BTreeMap<String, f64>,
+    ) -> PyResult<()> {
         let Some(mut ind) = self.running.remove(&number) else {
             let told = self.saved.told.iter().any(|t| t.id.generation == number);
             return Err(PyKeyError::new_err(if told {
@@ -110,6 +117,7 @@ impl State {
             (Some(x), None) if x.is_finite() => {
                 ind.loss = x;
                 ind.constraints = constraints;
+                ind.metrics = metrics.into_iter().filter(|(_, v)| v.is_finite()).collect();
             }
             (Some(x), None) => {
                 ind.loss = f64::INFINITY;
@@ -181,6 +189,14 @@ impl Study {
             PropagatorSpec::with_defaults(propagator, workers).map_err(bad)?
         } else {
             let mut all = PropagatorSpec::with_defaults(propagator, workers).map_err(bad)?.settings();
+            // A misspelt setting would otherwise be dropped and its default used without a word.
+            if let Some(unknown) = settings.keys().find(|k| !all.contains_key(*k)) {
+                let known: Vec<&str> = all.keys().map(String::as_str).filter(|k| *k != "name").collect();
+                return Err(PyValueError::new_err(format!(
+                    "propagator {propagator} has no setting '{unknown}'; its settings: {}",
+                    known.join(", ")
+                )));
+            }
             all.extend(settings);
             PropagatorSpec::from_settings(propagator, all).map_err(bad)?
         };
@@ -229,16 +245,17 @@ impl Study {
     }
 
     /// File trial `number`'s loss, or its failure (`loss` None, or not finite), with the constraint values
-    /// it measured (feasible when each is at most 0).
-    #[pyo3(signature = (number, loss, failure = None, constraints = None))]
+    /// it measured (feasible when each is at most 0) and its other numbers (metrics, by name).
+    #[pyo3(signature = (number, loss, failure = None, constraints = None, metrics = None))]
     fn tell(
         &self,
         number: u64,
         loss: Option<f64>,
         failure: Option<String>,
         constraints: Option<Vec<f64>>,
+        metrics: Option<BTreeMap<String, f64>>,
     ) -> PyResult<()> {
-        self.with(|s| s.tell(number, loss, failure, constraints.unwrap_or_default()))
+        self.with(|s| s.tell(number, loss, failure, constraints.unwrap_or_default(), metrics.unwrap_or_default()))
     }
 
     /// Every trial told, as JSON records (params, loss, failure, number, duration).

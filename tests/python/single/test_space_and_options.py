@@ -21,6 +21,7 @@ def quadratic(params):
         ({"act": pr.Categorical([])}, "'act'"),
         ({"act": pr.Categorical(["relu", 3])}, "'act'"),
         ({"act": pr.Categorical("relu")}, "'act'"),
+        ({"act": pr.Categorical({"relu", "tanh"})}, "'act'"),
         ({"x": (1.0, 2.0, 3.0)}, "'x'"),
         ({"x": "nothing"}, "'x'"),
         ({"x": ()}, "'x'"),
@@ -67,6 +68,19 @@ def test_unknown_and_bad_options_are_errors_naming_them():
         pr.optimize(quadratic, space, function="sphere")
     with pytest.raises(TypeError, match="callable"):
         pr.optimize("loss", space)
+    # A negative value is the option's, not a flag of its own.
+    with pytest.raises(ValueError, match=r"migration probability must be in \[0, 1\], got -0.1"):
+        pr.optimize(quadratic, space, migration_probability=-0.1, no_checkpoint=True, quiet=True)
+
+
+def test_a_dicts_other_values_are_metrics_where_they_are_numbers_and_left_out_where_not():
+    def loss(params):
+        return {"loss": quadratic(params), "acc": 0.5, "best": True, "path": "/tmp/m.pt", "history": [1, 2],
+                "missing": None, "undefined": float("nan")}
+
+    result = pr.optimize(loss, {"x": pr.Float(-2, 2)}, generations=2, no_checkpoint=True, quiet=True)
+    assert result.failed == 0
+    assert all(t.metrics == {"acc": 0.5, "best": 1.0} for t in result.trials), result.trials[0].metrics
 
 
 def test_options_are_the_command_lines_run_flags():
@@ -149,6 +163,10 @@ def test_enqueued_configurations_are_evaluated_first_in_order():
                     no_checkpoint=True, quiet=True)
     with pytest.raises(ValueError, match="list of dicts"):
         pr.optimize(loss, {"x": pr.Float(-2, 2)}, enqueue=[0.5], no_checkpoint=True)
+    seen.clear()
+    result = pr.optimize(loss, {"x": pr.Float(-2, 2), "n": pr.Int(0, 3)}, generations=1, enqueue=[],
+                         no_checkpoint=True, quiet=True)
+    assert result.evaluations == 1 and result.failed == 0
 
 
 CONDITIONAL = {
@@ -224,6 +242,11 @@ def test_constraints_from_the_losss_dict_and_from_tell_rank_feasible_first():
     failed = pr.optimize(lambda p: {"loss": 1.0, "constraints": [float("nan")]}, space, generations=1,
                          no_checkpoint=True, quiet=True).trials[0]
     assert "the loss's 'constraints' must be finite numbers" in failed.failure
+    import numpy
+
+    scalar = pr.optimize(lambda p: {"loss": 1.0, "constraints": numpy.array(-0.5)}, space,
+                         generations=1, no_checkpoint=True, quiet=True).trials[0]
+    assert scalar.failure is None and scalar.constraints == [-0.5] and scalar.feasible
 
 
 def test_a_run_warm_starts_from_an_earlier_runs_checkpoint(tmp_path):

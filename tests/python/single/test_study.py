@@ -63,6 +63,8 @@ def test_bad_studies_are_refused():
         pr.Study(SPACE, "simplex-annealing")
     with pytest.raises(ValueError, match="tpe.*high"):
         pr.Study(SPACE, "tpe", gamma="high")
+    with pytest.raises(ValueError, match="tpe has no setting 'gama'; its settings: .*gamma"):
+        pr.Study(SPACE, "tpe", gama=0.1)
     with pytest.raises(ValueError, match="'x'"):
         pr.Study({"x": pr.Float(2, 1)})
     with pytest.raises(OSError):
@@ -83,3 +85,11 @@ def test_enqueued_configurations_are_asked_first_and_survive_a_save(tmp_path):
         study.enqueue({"x": 0.0, "y": 9.0})
     with pytest.raises(ValueError, match="parameter 'y' is not given"):
         study.enqueue({"x": 0.0})
+    with pytest.raises(ValueError, match="parameter 'y' is not given"):
+        study.enqueue({"x": 0.0, "y": float("nan")})  # pandas' empty cell
+
+
+def test_a_told_dicts_other_numbers_are_the_trials_metrics():
+    study = pr.Study(SPACE, "random", seed=1)
+    study.tell(study.ask(), {"loss": 0.5, "accuracy": 0.9, "path": "/m.pt"})
+    assert study.trials[-1].loss == 0.5 and study.trials[-1].metrics == {"accuracy": 0.9}
