@@ -6,12 +6,14 @@ The options are the run flags of the ``propulate-rs`` command line, named with u
 command line does, so the defaults, checks, checkpoint and result files are the command line's."""
 
 import difflib
+import functools
 import inspect
 import json
 import math
 import numbers
 import os
 import socket
+import sys
 import tempfile
 
 from . import _native
@@ -164,6 +166,25 @@ def _library_check(MPI):
         )
 
 
+def _loss_source(loss):
+    """Where ``loss`` is defined, as its checkpoint records it: ``train.py:loss`` (the file's name
+    and the function's qualified name; a partial's function, a callable object's class), so that
+    a copy of the script with another loss of the same name does not resume this run. Just the
+    qualified name where the file says nothing lasting (a notebook's cell, the interactive prompt)."""
+    while isinstance(loss, functools.partial):
+        loss = loss.func
+    code = getattr(loss, "__code__", None)
+    if code is None:
+        loss = type(loss)
+        path = getattr(sys.modules.get(loss.__module__), "__file__", None)
+    else:
+        path = code.co_filename
+    qualname = getattr(loss, "__qualname__", None) or type(loss).__qualname__
+    if not path or path.startswith("<") or "ipykernel" in path:
+        return qualname
+    return f"{os.path.basename(path)}:{qualname}"
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("", 0))
@@ -251,11 +272,12 @@ def _optimize(MPI, loss, space, comm, opts):
     name = getattr(loss, "__name__", None) or type(loss).__name__
     if not name.isidentifier():
         name = "loss"
+    source = _loss_source(loss)
     worker_comm = comm.Split(color=comm.rank // ranks_per_worker, key=comm.rank)
     try:
         _torch_environment(worker_comm)
         evaluate = _evaluation(loss, with_context, worker_comm, _objective_names(opts.get("objectives")))
-        data = json.loads(_native.run(evaluate, engine_space, words, MPI._addressof(comm), name))
+        data = json.loads(_native.run(evaluate, engine_space, words, MPI._addressof(comm), name, source))
         # World rank 0 holds every trial; every rank gets the same result.
         data["trials"] = comm.bcast(data["trials"] if comm.rank == 0 else None, root=0)
         return Result(data, order=list(space))

@@ -36,9 +36,11 @@ fn mpi_library_version() -> PyResult<String> {
 /// Run the optimization: `evaluate(params, ctx)` is called on every rank of a worker for each
 /// candidate, `space` is the search space as JSON (a list of parameters), `words` the run flags,
 /// `comm_address` `MPI._addressof` of the world communicator (collective over it), `name` the
-/// loss's name (the default checkpoint directory, and a fact the checkpoint records). Returns the
-/// result as JSON.
+/// loss's name (the default checkpoint directory, and a fact the checkpoint records), `source`
+/// where it is defined (`train.py:loss`; recorded, so that another script's loss of the same name
+/// does not resume this run). Returns the result as JSON.
 #[pyfunction]
+#[pyo3(signature = (evaluate, space, words, comm_address, name, source = None))]
 fn run(
     py: Python<'_>,
     evaluate: Py<PyAny>,
@@ -46,6 +48,7 @@ fn run(
     words: Vec<String>,
     comm_address: usize,
     name: String,
+    source: Option<String>,
 ) -> PyResult<String> {
     let space = task::space_from_json(space)?;
     let space_for_result = space.clone();
@@ -55,8 +58,9 @@ fn run(
     let outcome = py.detach(move || {
         // SAFETY: the Python side passes `MPI._addressof` of a live intra-communicator.
         let mut world = unsafe { world::duplicate(comm_address) };
+        let loss = task::LossName { name, source };
         let make_task =
-            |args: &propulate_cli::args::RunArgs| task::PythonTask::boxed(args, evaluate, space, name, stopped);
+            |args: &propulate_cli::args::RunArgs| task::PythonTask::boxed(args, evaluate, space, loss, stopped);
         let outcome = front::run(&args, make_task, &mut world);
         drop(world);
         outcome

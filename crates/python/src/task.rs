@@ -45,11 +45,19 @@ impl Interruption {
     }
 }
 
+/// How a run's loss is named: `name` (the default checkpoint directory, a fact the checkpoint
+/// records) and `source`, where it is defined (`train.py:loss`, recorded where known: two scripts
+/// with a loss of the same name would otherwise resume each other's run).
+pub struct LossName {
+    pub name: String,
+    pub source: Option<String>,
+}
+
 /// The Python loss of a run.
 pub struct PythonTask {
     evaluate: Arc<Py<PyAny>>,
     space: SearchSpace,
-    name: String,
+    loss: LossName,
     early_stop: String,
     interruption: Interruption,
 }
@@ -60,7 +68,7 @@ impl PythonTask {
         args: &RunArgs,
         evaluate: Py<PyAny>,
         space: SearchSpace,
-        name: String,
+        loss: LossName,
         interruption: Interruption,
     ) -> propulate::Result<Box<dyn Task>> {
         // Checked now, on every rank, so that a bad name is a set-up error and not a late one.
@@ -68,7 +76,7 @@ impl PythonTask {
         Ok(Box::new(PythonTask {
             evaluate: Arc::new(evaluate),
             space,
-            name,
+            loss,
             early_stop: args.training.early_stop.clone(),
             interruption,
         }))
@@ -77,7 +85,7 @@ impl PythonTask {
 
 impl Task for PythonTask {
     fn name(&self) -> String {
-        self.name.clone()
+        self.loss.name.clone()
     }
     fn space(&self) -> &SearchSpace {
         &self.space
@@ -92,7 +100,10 @@ impl Task for PythonTask {
     fn checkpoint_facts(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut facts = serde_json::Map::new();
         facts.insert("task".into(), "python".into());
-        facts.insert("loss".into(), self.name.clone().into());
+        facts.insert("loss".into(), self.loss.name.clone().into());
+        if let Some(source) = &self.loss.source {
+            facts.insert("loss_source".into(), source.clone().into());
+        }
         facts
     }
     fn default_generations(&self) -> u64 {

@@ -258,3 +258,22 @@ def test_a_run_warm_starts_from_an_earlier_runs_checkpoint(tmp_path):
     with pytest.raises(ValueError, match="parameter 'y' of the search space is not in the earlier run"):
         pr.optimize(quadratic, {"x": pr.Float(-2.0, 2.0), "y": pr.Float(0.0, 1.0)}, generations=1,
                     checkpoint=tmp_path / "c", warm_start=tmp_path / "a", quiet=True)
+
+
+def _defined_in(file, body):
+    """The function ``loss`` compiled as if it were defined in the script ``file``."""
+    namespace = {}
+    exec(compile(f"def loss(params):\n    return {body}\n", file, "exec"), namespace)  # noqa: S102
+    return namespace["loss"]
+
+
+def test_another_scripts_loss_of_the_same_name_does_not_resume_the_run(tmp_path):
+    space = {"x": pr.Float(-2.0, 2.0)}
+    first = _defined_in("/jobs/train.py", "params['x'] ** 2")
+    pr.optimize(first, space, generations=2, checkpoint=tmp_path / "ck", quiet=True)
+    again = pr.optimize(_defined_in("/elsewhere/train.py", "params['x'] ** 2"), space, generations=3,
+                        checkpoint=tmp_path / "ck", quiet=True)
+    assert again.resumed == 2 and again.evaluations == 3, "the same script elsewhere resumes"
+    copy = _defined_in("/jobs/train_v2.py", "(params['x'] - 1) ** 2")
+    with pytest.raises(RuntimeError, match='loss_source: checkpoint has "train.py:loss", this run has "train_v2.py:loss"'):
+        pr.optimize(copy, space, generations=4, checkpoint=tmp_path / "ck", quiet=True)
