@@ -87,8 +87,13 @@ def _takes_context(loss):
     return len(positional) >= 2
 
 
+def _is_bool(value):
+    """A Python or numpy bool: ``float()`` would take it as 0 or 1."""
+    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__.startswith("bool"))
+
+
 def _as_number(what, value):
-    if isinstance(value, (str, bytes, bool)) or value is None:
+    if isinstance(value, (str, bytes)) or _is_bool(value) or value is None:
         raise TypeError(f"{what} is {value!r} ({type(value).__name__}), not a number")
     try:
         return float(value)

@@ -4,8 +4,10 @@ count as running, as a run's busy workers do: the GP and TPE keep the next ones 
 
 import json
 import math
+import numbers
 
 from . import _native
+from ._optimize import _is_bool
 from ._result import Trial
 from ._space import plain_value, space_json
 
@@ -37,6 +39,10 @@ class Study:
         if not isinstance(propagator, str):
             raise TypeError(f"propagator is a name, not {propagator!r}")
         self._order = list(space) if isinstance(space, dict) else None
+        counts = {"seed": (seed, 0), "budget": (budget, 1), "workers": (workers, 1)}
+        for name, (value, least) in counts.items():
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+                raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")
         self._native = _native._Study(space_json(space), propagator, json.dumps(settings), int(seed), int(budget),
                                       int(workers))
 
@@ -72,6 +78,8 @@ class Study:
         [...]}``, whose other numbers are kept as the trial's ``metrics`` (as ``optimize`` keeps
         them)."""
         number = trial.number if isinstance(trial, AskedTrial) else int(trial)
+        if number < 0:
+            raise KeyError(f"trial {number} was never asked (trials are numbered from 0)")
         metrics = {}
         if isinstance(loss, dict):
             from ._optimize import _metric
@@ -89,7 +97,7 @@ class Study:
             self._native.tell(number, None, f"{type(loss).__name__}: {loss}")
             return
         try:
-            if isinstance(loss, (str, bytes, bool)) or loss is None:
+            if isinstance(loss, (str, bytes)) or _is_bool(loss) or loss is None:
                 raise TypeError
             value = float(loss)
         except (TypeError, ValueError):

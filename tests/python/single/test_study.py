@@ -65,6 +65,11 @@ def test_bad_studies_are_refused():
         pr.Study(SPACE, "tpe", gamma="high")
     with pytest.raises(ValueError, match="tpe has no setting 'gama'; its settings: .*gamma"):
         pr.Study(SPACE, "tpe", gama=0.1)
+    for bad in ({"seed": -1}, {"seed": 1.7}, {"budget": 0}, {"workers": True}):
+        with pytest.raises(ValueError, match=f"{next(iter(bad))} must be an integer of at least"):
+            pr.Study(SPACE, **bad)
+    with pytest.raises(KeyError, match="trial -1 was never asked"):
+        pr.Study(SPACE).tell(-1, 0.5)
     with pytest.raises(ValueError, match="'x'"):
         pr.Study({"x": pr.Float(2, 1)})
     with pytest.raises(OSError):
@@ -93,3 +98,7 @@ def test_a_told_dicts_other_numbers_are_the_trials_metrics():
     study = pr.Study(SPACE, "random", seed=1)
     study.tell(study.ask(), {"loss": 0.5, "accuracy": 0.9, "path": "/m.pt"})
     assert study.trials[-1].loss == 0.5 and study.trials[-1].metrics == {"accuracy": 0.9}
+    import numpy
+
+    study.tell(study.ask(), numpy.bool_(True))
+    assert "bool" in study.trials[-1].failure, "a bool is no loss, numpy's neither"
