@@ -107,9 +107,12 @@ def _integer(name, what, x):
     if isinstance(x, bool):
         raise ValueError(f"parameter '{name}': {what} must be an integer, not {x!r}")
     try:
-        return operator.index(x)  # int, numpy's integers
+        x = operator.index(x)  # int, numpy's integers
     except TypeError:
         raise ValueError(f"parameter '{name}': {what} must be an integer, not {x!r}") from None
+    if not -(2**63) <= x < 2**63:
+        raise ValueError(f"parameter '{name}': {what} must fit in 64 bits, not {x}")
+    return x
 
 
 def _from_limits(name, limits):

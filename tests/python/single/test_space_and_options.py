@@ -18,6 +18,7 @@ def quadratic(params):
         ({"lr": pr.Float(float("nan"), 1.0)}, "'lr'"),
         ({"n": pr.Int(3, 2)}, "'n'"),
         ({"n": pr.Int(1.5, 2)}, "'n'"),
+        ({"n": pr.Int(0, 2**63)}, "'n': high must fit in 64 bits"),
         ({"act": pr.Categorical([])}, "'act'"),
         ({"act": pr.Categorical(["relu", 3])}, "'act'"),
         ({"act": pr.Categorical("relu")}, "'act'"),
