@@ -244,6 +244,10 @@ fn validate_domain(name: &str, d: &Domain) -> Result<()> {
             if lo >= hi {
                 return bad(format!("lower bound {lo} must be below upper bound {hi}"));
             }
+            // Breeding works on the range's width: one that overflows would make every child NaN.
+            if !(hi - lo).is_finite() {
+                return bad(format!("the range [{lo:e}, {hi:e}] is wider than a float holds; narrow it"));
+            }
             if *log && *lo <= 0.0 {
                 return bad(format!("a log-scale parameter needs a positive lower bound, got {lo}"));
             }
@@ -336,6 +340,8 @@ mod tests {
         assert!(e.to_string().contains("'a' is defined twice"), "{e}");
         let e = SearchSpace::builder().log_float("lr", 0.0, 1.0).build().unwrap_err();
         assert!(e.to_string().contains("positive"), "{e}");
+        let e = SearchSpace::builder().float("w", -1e308, 1e308).build().unwrap_err();
+        assert!(e.to_string().contains("'w': the range [-1e308, 1e308] is wider than a float holds"), "{e}");
     }
 
     #[test]

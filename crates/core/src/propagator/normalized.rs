@@ -9,8 +9,9 @@
 //! repeated as often as needed), then clipping to `[0, 1]` (which only catches rounding), then the
 //! inverse map; ints take the bin the coordinate falls in, i.e. the nearest integer. Reflection
 //! keeps the sampling density smooth near a face instead of piling mass onto it, as clipping does.
-//! The maps stay finite and inside the bounds for any space: float bounds near `±f64::MAX` (whose
-//! width overflows) are handled in halves, int ranges up to the whole of `i64` in `i128`.
+//! The maps stay finite and inside the bounds for any space: float bounds out to `±f64::MAX / 2`
+//! (a space refuses a wider range, which could not be drawn from; the maps take even those in
+//! halves), int ranges up to the whole of `i64` in `i128`.
 //! Categorical parameters have no order or distance a Gaussian, a simplex or a velocity could use,
 //! so the constructors refuse them with an error naming the propagator and the parameter.
 
@@ -257,26 +258,28 @@ mod tests {
 
     #[test]
     fn bounds_near_the_ends_of_f64_and_i64_stay_finite_and_inside() {
+        // The widest float range a space takes: its width must be a float.
+        const HALF: f64 = f64::MAX / 2.0;
         let params = |domains: Vec<Domain>| {
             let params =
                 domains.into_iter().enumerate().map(|(i, domain)| crate::space::Param::new(format!("p{i}"), domain));
             SearchSpace::new(params.collect()).unwrap()
         };
         let s = params(vec![
-            Domain::Float { lo: -f64::MAX, hi: f64::MAX, log: false },
+            Domain::Float { lo: -HALF, hi: HALF, log: false },
             Domain::Int { lo: i64::MIN, hi: i64::MAX },
             Domain::Int { lo: i64::MAX - 10, hi: i64::MAX },
         ]);
         let b = UnitBox::new(&s, "test").unwrap();
         assert_eq!(b.to_unit(&[Value::Float(0.0), Value::Int(0), Value::Int(i64::MAX - 10)]), [0.5, 0.5, 0.5 / 11.0]);
         assert_eq!(
-            b.to_unit(&[Value::Float(f64::MAX), Value::Int(i64::MAX), Value::Int(i64::MAX)]),
+            b.to_unit(&[Value::Float(HALF), Value::Int(i64::MAX), Value::Int(i64::MAX)]),
             [1.0, 1.0, 10.5 / 11.0]
         );
-        assert_eq!(b.point_at(&[1.0, 1.0, 1.0]), [Value::Float(f64::MAX), Value::Int(i64::MAX), Value::Int(i64::MAX)]);
+        assert_eq!(b.point_at(&[1.0, 1.0, 1.0]), [Value::Float(HALF), Value::Int(i64::MAX), Value::Int(i64::MAX)]);
         assert_eq!(
             b.point_at(&[0.0, 0.0, 0.0]),
-            [Value::Float(-f64::MAX), Value::Int(i64::MIN), Value::Int(i64::MAX - 10)]
+            [Value::Float(-HALF), Value::Int(i64::MIN), Value::Int(i64::MAX - 10)]
         );
         assert_eq!(b.point_at(&[0.5, 0.5, 0.5])[..2], [Value::Float(0.0), Value::Int(0)]);
         // Every integer of a narrow range at the top of i64 comes back from the centre of its bin.

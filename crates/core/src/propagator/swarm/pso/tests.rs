@@ -117,14 +117,15 @@ fn ints_take_their_bin_and_log_floats_map_in_log_space() {
 
 #[test]
 fn particles_near_the_ends_of_f64_and_i64_stay_finite_and_inside() {
-    let params =
-        [Domain::Float { lo: -f64::MAX, hi: f64::MAX, log: false }, Domain::Int { lo: i64::MIN, hi: i64::MAX }];
+    // The widest float range a space takes: its width must be a float.
+    const HALF: f64 = f64::MAX / 2.0;
+    let params = [Domain::Float { lo: -HALF, hi: HALF, log: false }, Domain::Int { lo: i64::MIN, hi: i64::MAX }];
     let params = params.into_iter().enumerate().map(|(i, domain)| Param::new(format!("p{i}"), domain));
     let space = SearchSpace::new(params.collect()).unwrap();
     // Worker 0 jumped from one corner to the other; worker 1 holds the island's best in the middle.
     let pool = vec![
-        evaluated(vec![Value::Float(f64::MAX), Value::Int(i64::MIN)], 0, 0, 3.0),
-        evaluated(vec![Value::Float(-f64::MAX), Value::Int(i64::MAX)], 0, 1, 2.0),
+        evaluated(vec![Value::Float(HALF), Value::Int(i64::MIN)], 0, 0, 3.0),
+        evaluated(vec![Value::Float(-HALF), Value::Int(i64::MAX)], 0, 1, 2.0),
         evaluated(vec![Value::Float(0.0), Value::Int(0)], 1, 0, 1.0),
     ];
     for pso in all_variants(&space) {
@@ -327,7 +328,7 @@ fn arb_domain() -> impl Strategy<Value = Domain> {
         (1e-8f64..1.0, 1.5f64..1e6).prop_map(|(lo, f)| Domain::Float { lo, hi: lo * f, log: true }),
         (-1000i64..1000, 1i64..50).prop_map(|(lo, w)| Domain::Int { lo, hi: lo + w }),
         Just(Domain::Int { lo: i64::MIN, hi: i64::MAX }),
-        // Not ±f64::MAX: `SearchSpace::sample` cannot draw from a range wider than f64::MAX.
+        // Not ±f64::MAX: a space refuses a range wider than f64::MAX (it cannot be drawn from).
         Just(Domain::Float { lo: -1e300, hi: 1e300, log: false }),
     ]
 }
