@@ -347,7 +347,8 @@ fn bad_command_trial_flags_are_clear_errors() {
     let plain = tmp.path().join("plain.sh");
     std::fs::write(&plain, "echo 'propulate: loss=1'\n").unwrap();
     let p = plain.to_str().unwrap();
-    let cases: [(&[&str], &str); 11] = [
+    let a_file = p; // a regular file where a directory belongs
+    let cases: [(&[&str], &str); 12] = [
         (&["--space", s, "--", "true"], "parameter 'lr': lower bound 0.01 must be below upper bound 0.0001"),
         (&["--space", g], "needs the trial command after `--`"),
         (&["--", "python", "train.py"], "a trial command (python train.py) needs its search space: add --space FILE"),
@@ -366,6 +367,7 @@ fn bad_command_trial_flags_are_clear_errors() {
         // The program is checked before any rank evaluates: not a trial failure per evaluation.
         (&["--space", g, "--", "no-such-trainer-x", "--epochs", "3"], "`no-such-trainer-x` is not on PATH"),
         (&["--space", g, "--", p], "is not executable: `chmod +x"),
+        (&["--space", g, "--trials-dir", a_file, "--", "true"], "plain.sh is not a directory (--trials-dir"),
     ];
     for (args, expected) in cases {
         let mut cmd = Command::new(bin());
@@ -383,6 +385,16 @@ fn bad_command_trial_flags_are_clear_errors() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("`no-such-trainer-x` is not on PATH"), "{stderr}");
     assert!(!tmp.path().join("out").join("trials.csv").exists(), "no trial table: nothing ran");
+    // Placeholders for some parameters only: the others are named before the run, which goes on.
+    let two = tmp.path().join("two.toml");
+    std::fs::write(&two, format!("{SPACE}y = {{ type = \"float\", low = 0.0, high = 1.0 }}\n")).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(["--local-ranks", "1", "--no-checkpoint", "--quiet", "--generations", "1", "--space"]).arg(&two);
+    cmd.args(["--", "sh", "-c", "echo propulate: loss=1", "trial", "--x={x}"]);
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("the trial command has placeholders but none for y: searched"), "{stderr}");
     let mut cmd = Command::new(bin());
     cmd.args(["--space", g, "--function", "sphere", "--", "true"]);
     let out = run_with_timeout(cmd, Duration::from_secs(60));

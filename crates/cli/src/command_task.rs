@@ -98,6 +98,9 @@ impl Task for CommandTask {
         early_stopper(&self.early_stop).expect("checked in CommandTask::new")
     }
 
+    fn notices(&self) -> Vec<String> {
+        self.trial.notices()
+    }
     fn prints_each_evaluation(&self) -> bool {
         true
     }

@@ -91,6 +91,11 @@ pub(crate) fn prepare_task(
         })?;
     }
     let task = plan.task.as_ref();
+    if world_rank == 0 {
+        for notice in task.notices() {
+            eprintln!("propulate-rs: {notice}");
+        }
+    }
     let mut optimizer = Optimizer::new(task.space().clone());
     if let Some(stopper) = task.early_stopper() {
         optimizer = optimizer.early_stopping_boxed(stopper);

@@ -55,4 +55,8 @@ pub trait Task {
     fn prints_each_evaluation(&self) -> bool {
         false
     }
+    /// What to tell before the run starts (rank 0 prints it on stderr).
+    fn notices(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

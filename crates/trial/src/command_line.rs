@@ -37,6 +37,16 @@ impl CommandTemplate {
         Ok(CommandTemplate { words, placeholders })
     }
 
+    /// The parameters of `space` that no placeholder names, where the command has placeholders:
+    /// they are searched, but reach the program only in `PROPULATE_PARAMS`.
+    pub fn unnamed<'a>(&self, space: &'a SearchSpace) -> Vec<&'a str> {
+        if !self.placeholders {
+            return Vec::new();
+        }
+        let named = |name: &str| self.words.iter().any(|w| w.contains(&format!("{{{name}}}")));
+        space.params().iter().map(|p| p.name.as_str()).filter(|name| !named(name)).collect()
+    }
+
     /// The command as given.
     pub fn words(&self) -> &[String] {
         &self.words
@@ -134,5 +144,13 @@ mod tests {
     fn an_empty_command_is_refused() {
         assert!(CommandTemplate::new(vec![], &space()).unwrap_err().to_string().contains("no trial command"));
         assert!(CommandTemplate::new(words(&[""]), &space()).is_err());
+    }
+
+    #[test]
+    fn parameters_no_placeholder_names_are_told() {
+        let t = CommandTemplate::new(words(&["train", "--lr={lr}"]), &space()).unwrap();
+        assert_eq!(t.unnamed(&space()), ["layers", "act"]);
+        let all = CommandTemplate::new(words(&["train"]), &space()).unwrap();
+        assert!(all.unnamed(&space()).is_empty(), "without placeholders every parameter is appended");
     }
 }

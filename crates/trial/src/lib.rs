@@ -122,6 +122,14 @@ impl CommandTrial {
         settings.trials_dir = std::path::absolute(&settings.trials_dir).map_err(|e| {
             Error::InvalidConfig(format!("the trials directory {}: {e}", settings.trials_dir.display()))
         })?;
+        // Else every trial would fail on it, the whole budget spent (the directory itself is made
+        // by the first trial: a checkpoint's is made with the checkpoint).
+        if settings.trials_dir.exists() && !settings.trials_dir.is_dir() {
+            return Err(Error::InvalidConfig(format!(
+                "the trials directory {} is not a directory (--trials-dir, or trials/ in the checkpoint or --out)",
+                settings.trials_dir.display()
+            )));
+        }
         let template = CommandTemplate::new(argv, &space)?;
         if let Some(modules) = &settings.preload {
             let python = fork_server::PythonCommand::parse(template.words()).map_err(Error::InvalidConfig)?.python;
@@ -141,6 +149,20 @@ impl CommandTrial {
         let preload_log =
             settings.trials_dir.join(preload_log_name(&propulate_engine::launcher::hostname(), std::process::id()));
         Ok(CommandTrial { template, space, settings, cuda_devices, omp_threads, preload_log })
+    }
+
+    /// What a researcher should know before the run starts: the parameters the command's
+    /// placeholders leave out.
+    pub fn notices(&self) -> Vec<String> {
+        let unnamed = self.template.unnamed(&self.space);
+        if unnamed.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "the trial command has placeholders but none for {}: searched, they reach the program only in \
+             PROPULATE_PARAMS (without placeholders every parameter is appended as --name=value)",
+            unnamed.join(", ")
+        )]
     }
 
     /// The environment every process of this rank's trials gets besides the trial's own: the GPUs,
