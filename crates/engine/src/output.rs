@@ -221,7 +221,7 @@ pub fn front_csv(space: &SearchSpace, objectives: &[Objective], front: &[Individ
 /// constraints) `feasible` and `constraint_1`, `constraint_2`, ... (empty where one reported
 /// none), then failure, start, duration, then
 /// one column per metric that any evaluation recorded and that is not an objective (empty where
-/// one did not), then, when any evaluation reported intermediate values, `pruned` (`true` when an
+/// one did not; named `metric_<name>` where another column has its name), then, when any evaluation reported intermediate values, `pruned` (`true` when an
 /// early stopper ended it) and `last_step` (the step of its last report: where it stopped, if
 /// pruned), then, with population-based training, `parent` (the evaluation whose training state it
 /// continued, `island/worker/generation`; empty for a fresh member), `step` (the steps done in
@@ -245,14 +245,29 @@ pub fn trials_csv(space: &SearchSpace, objectives: &[Objective], trials: &[Indiv
         }
     }
     out.push_str(",failure,start,duration_s");
+    let lineages = trials.iter().any(|t| t.lineage.is_some());
+    // A metric named as another column (a result file that echoes the parameters, say) gets a
+    // `metric_` prefix: a table with two columns of one name reads as one in pandas.
+    let mut taken: std::collections::HashSet<String> = out.split(',').map(str::to_string).collect();
+    taken.extend(space.params().iter().map(|p| p.name.clone()));
+    if curves {
+        taken.extend(["pruned", "last_step"].map(String::from));
+    }
+    if lineages {
+        taken.extend(["parent", "step", "steps", "exploited"].map(String::from));
+    }
     for m in &metrics {
+        let mut header = m.to_string();
+        while taken.contains(&header) {
+            header = format!("metric_{header}");
+        }
         out.push(',');
-        out.push_str(&csv_field(m));
+        out.push_str(&csv_field(&header));
+        taken.insert(header);
     }
     if curves {
         out.push_str(",pruned,last_step");
     }
-    let lineages = trials.iter().any(|t| t.lineage.is_some());
     if lineages {
         out.push_str(",parent,step,steps,exploited");
     }
@@ -492,6 +507,14 @@ mod tests {
         assert!(lines[1].ends_with(",0.875,7"), "{}", lines[1]);
         assert!(lines[2].ends_with(",,"), "{}", lines[2]);
         assert_eq!(individual_json(&space, &[], &a)["metrics"]["accuracy"], json!(0.875));
+        // A result file that echoes a parameter and a column of the table: every header once.
+        let mut echo = Individual::new(vec![Value::Float(0.5)]);
+        echo.metrics.insert("lr".into(), 7.0);
+        echo.metrics.insert("duration_s".into(), 99.0);
+        let csv = trials_csv(&space, &[], &[echo]);
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        assert!(header.ends_with(&["duration_s", "metric_duration_s", "metric_lr"]), "{header:?}");
+        assert_eq!(header.len(), header.iter().collect::<std::collections::HashSet<_>>().len(), "{header:?}");
     }
 
     #[test]
