@@ -34,6 +34,16 @@ impl CommandTemplate {
             )));
         }
         let placeholders = space.params().iter().any(named);
+        // Appended as one word `--name=value`: a name with a space, an `=` or a leading `-` would
+        // reach the program as another flag or value than it is.
+        let unsafe_name = |n: &str| n.starts_with('-') || n.contains('=') || n.chars().any(char::is_whitespace);
+        if let Some(p) = space.params().iter().find(|p| !placeholders && unsafe_name(&p.name)) {
+            return Err(Error::InvalidConfig(format!(
+                "parameter '{}' cannot be passed as --{}=VALUE (a name with a space, an '=' or a leading '-' would \
+                 reach the program as something else): rename it, or place each parameter with {{name}} in the command",
+                p.name, p.name
+            )));
+        }
         Ok(CommandTemplate { words, placeholders })
     }
 
@@ -152,5 +162,16 @@ mod tests {
         assert_eq!(t.unnamed(&space()), ["layers", "act"]);
         let all = CommandTemplate::new(words(&["train"]), &space()).unwrap();
         assert!(all.unnamed(&space()).is_empty(), "without placeholders every parameter is appended");
+    }
+
+    #[test]
+    fn a_name_that_is_no_flag_is_refused_where_it_would_be_appended() {
+        for name in ["a b", "a=b", "-x"] {
+            let space = SearchSpace::builder().float(name, 0.0, 1.0).build().unwrap();
+            let e = CommandTemplate::new(words(&["train"]), &space).unwrap_err().to_string();
+            assert!(e.contains(&format!("parameter '{name}' cannot be passed as --{name}=VALUE")), "{e}");
+        }
+        let space = SearchSpace::builder().float("a b", 0.0, 1.0).build().unwrap();
+        assert!(CommandTemplate::new(words(&["train", "--ab={a b}"]), &space).is_ok(), "placed by hand, it is fine");
     }
 }
