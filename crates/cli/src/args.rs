@@ -151,7 +151,7 @@ pub struct RunArgs {
     #[arg(value_name = "NAME", long)]
     pub function: Option<String>,
     /// Optimize several objectives at once and keep the Pareto front: `NAME:min` or `NAME:max`,
-    /// comma separated. A command trial's result file holds them by name (and `loss` may be one);
+    /// comma separated (a `NAME` alone is minimized). A command trial's result file holds them by name (and `loss` may be one);
     /// the CNN offers `loss`, `accuracy`, `seconds` (training time) and `params` (parameter count);
     /// zdt1, zdt2, zdt3 and dtlz2 declare their own (`f1`, `f2`, `f3`). With the genetic propagator
     /// (the default then) or `random`; see [several objectives](multi-objective.md) [default: none:
