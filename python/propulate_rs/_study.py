@@ -7,7 +7,7 @@ import math
 import numbers
 
 from . import _native
-from ._optimize import _is_bool
+from ._optimize import _as_number, _constraints, _metric
 from ._result import Trial
 from ._space import plain_value, space_json
 
@@ -82,26 +82,20 @@ class Study:
             raise KeyError(f"trial {number} was never asked (trials are numbered from 0)")
         metrics = {}
         if isinstance(loss, dict):
-            from ._optimize import _metric
-
             for name, x in loss.items():
                 if name not in ("loss", "constraints") and (metric := _metric(x)) is not None:
                     metrics[str(name)] = metric
             constraints = loss.get("constraints", constraints)
             loss = loss.get("loss")
         if constraints is not None:
-            from ._optimize import _constraints
-
             constraints = _constraints(constraints)
         if isinstance(loss, BaseException):
             self._native.tell(number, None, f"{type(loss).__name__}: {loss}")
             return
         try:
-            if isinstance(loss, (str, bytes)) or _is_bool(loss) or loss is None:
-                raise TypeError
-            value = float(loss)
-        except (TypeError, ValueError):
-            self._native.tell(number, None, f"the loss is {loss!r} ({type(loss).__name__}), not a number")
+            value = _as_number("the loss", loss)
+        except TypeError as e:
+            self._native.tell(number, None, str(e))
             return
         if math.isnan(value):
             self._native.tell(number, None, "the loss is NaN")
