@@ -173,7 +173,10 @@ impl PointToPoint for MpiComm {
         Ok(())
     }
     fn abort(&mut self, code: i32, message: &str) -> ! {
-        eprintln!("propulate-rs: rank {} aborts the job: {message}", self.comm.rank());
+        // One write: eprintln! writes each piece of its format separately, and Open MPI's own
+        // MPI_ABORT banner, printed by the launcher, could land between them.
+        let line = format!("propulate-rs: rank {} aborts the job: {message}\n", self.comm.rank());
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         self.comm.abort(code)
     }
 }
