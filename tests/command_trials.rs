@@ -224,7 +224,7 @@ fn a_loss_line_on_stdout_is_a_result_and_parameters_are_appended_without_placeho
 }
 
 /// One fault per run, two ranks per worker: every trial fails with its reason, the run goes on to
-/// its end, and no process of any trial is left.
+/// its end (status 1: nothing succeeded), and no process of any trial is left.
 #[test]
 fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
     let cases: [(&str, Transport, &[&str]); 6] = [
@@ -246,7 +246,9 @@ fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
             &[&fake_trial(), mode, &mark, "{x}"],
             tmp.path(),
         );
-        let stdout = succeeded(&out);
+        // Every evaluation fails: the run ends with status 1 (see the test below).
+        assert_eq!(out.status.code(), Some(1), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8_lossy(&out.stdout);
         let trials = trials_jsonl(tmp.path());
         assert_eq!(trials.len(), 2, "{mode}");
         for t in &trials {
@@ -257,6 +259,23 @@ fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
         }
         assert!(stdout.contains("failed: "), "{mode}: the line per evaluation says so:\n{stdout}");
         assert_none_left(&mark, Duration::from_secs(5));
+    }
+}
+
+/// A run whose every evaluation failed ends with its outputs written (the failures' reasons) but
+/// a failing status on every rank and no "best loss inf", so that a script learns there is nothing
+/// to use.
+#[test]
+fn a_run_where_every_evaluation_failed_ends_with_status_1() {
+    for transport in common::BOTH {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = run_trials(transport, 2, SPACE, &["--generations", "2"], &["false"], tmp.path());
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{transport:?}: {stderr}");
+        assert!(stderr.contains("propulate-rs: error: all 4 evaluations failed"), "{transport:?}: {stderr}");
+        assert!(stdout.contains("no evaluation succeeded: every one failed, as this one did: "), "{stdout}");
+        assert!(!stdout.contains("best loss"), "{stdout}");
+        assert_eq!(trials_jsonl(tmp.path()).len(), 4, "{transport:?}: the outputs are written");
     }
 }
 

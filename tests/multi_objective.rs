@@ -92,18 +92,24 @@ fn a_zdt1_run_on_two_islands_keeps_its_whole_front_across_a_resume() {
     assert_eq!(front_csv(&again).1, ids);
 }
 
+/// [`common::TWO_OBJECTIVES`] as a command trial on 2 MPI ranks under `objectives`, results in
+/// `dir/out`.
+fn two_objectives_trials(dir: &Path, objectives: &str, generations: &str) -> std::process::Output {
+    std::fs::write(dir.join("space.toml"), common::TWO_OBJECTIVES_SPACE).unwrap();
+    std::fs::write(dir.join("trial.py"), common::TWO_OBJECTIVES).unwrap();
+    let mut cmd = common::launch(Transport::Mpi, 2);
+    cmd.arg("--space").arg(dir.join("space.toml"));
+    cmd.args(["--objectives", objectives, "--generations", generations, "--quiet", "--no-checkpoint"]);
+    cmd.arg("--out").arg(dir.join("out")).arg("--trials-dir").arg(dir.join("trials"));
+    cmd.args(["--", "python3"]).arg(dir.join("trial.py")).arg("{x}");
+    run_with_timeout(cmd, Duration::from_secs(300))
+}
+
 #[test]
 fn a_command_trials_objectives_come_from_its_result_file_by_name_and_direction() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("space.toml"), common::TWO_OBJECTIVES_SPACE).unwrap();
-    std::fs::write(dir.path().join("trial.py"), common::TWO_OBJECTIVES).unwrap();
     let out = dir.path().join("out");
-    let mut cmd = common::launch(Transport::Mpi, 2);
-    cmd.arg("--space").arg(dir.path().join("space.toml"));
-    cmd.args(["--objectives", "accuracy:max,size:min", "--generations", "12", "--quiet", "--no-checkpoint"]);
-    cmd.arg("--out").arg(&out).arg("--trials-dir").arg(dir.path().join("trials"));
-    cmd.args(["--", "python3"]).arg(dir.path().join("trial.py")).arg("{x}");
-    succeeded(&run_with_timeout(cmd, Duration::from_secs(300)));
+    succeeded(&two_objectives_trials(dir.path(), "accuracy:max,size:min", "12"));
     let (header, ids) = front_csv(&out);
     assert_eq!(header, ["island", "worker", "generation", "x", "accuracy", "size"]);
     assert_eq!(ids, non_dominated(&out, &["accuracy", "size"], &[-1.0, 1.0]));
@@ -120,6 +126,21 @@ fn a_command_trials_objectives_come_from_its_result_file_by_name_and_direction()
             assert!(t.get("metrics").is_none(), "objectives are not kept twice as metrics: {t}");
         }
     }
+}
+
+/// One maximized objective: the loss is it negated, and the run's last line names it as declared
+/// instead of printing the negated loss.
+#[test]
+fn one_maximized_objective_is_reported_by_its_name_and_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let stdout = succeeded(&two_objectives_trials(dir.path(), "accuracy:max", "4"));
+    let text = std::fs::read_to_string(out.join("trials.jsonl")).unwrap();
+    let best = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["objectives"]["accuracy"].as_f64().unwrap())
+        .fold(f64::MIN, f64::max);
+    assert!(stdout.contains(&format!("best accuracy {best:.6e}, maximized (born on")), "{best}:\n{stdout}");
 }
 
 #[test]

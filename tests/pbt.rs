@@ -294,6 +294,7 @@ fn a_run_whose_every_training_fails_ends() {
     assert_eq!(trials.len(), 6, "3 per worker: {stdout}");
     assert!(trials.iter().all(|t| !t["failure"].is_null()), "{trials:?}");
     assert!(stdout.contains("6 failed"), "{stdout}");
+    assert_eq!(out.status.code(), Some(1), "nothing succeeded");
 }
 
 /// `cmd` with `extra` put before the trial command's `--`.

@@ -100,8 +100,8 @@ fn watch(dir: &Path, out: &Path, seconds: f64, top_n: usize) -> anyhow::Result<E
                     let result = propulate::report::result_of(&replay, top_n);
                     let page = report_html(&replay.manifest.space, &result, &recorded_settings(&replay));
                     write_report(out, &page)?;
-                    let best = result.best.first().map_or("none".into(), |b| format!("{:.6e}", b.loss));
-                    say(&format!("report: {evaluated} evaluations, best loss {best}\n"));
+                    let best = result.best_value().unwrap_or_else(|| "loss none".into());
+                    say(&format!("report: {evaluated} evaluations, best {best}\n"));
                     shown = Some((evaluated, done));
                 }
                 seen_running |= !done;

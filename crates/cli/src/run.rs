@@ -123,7 +123,7 @@ pub(crate) fn run(args: &RunArgs, cnn: Option<CnnTaskMaker>) -> anyhow::Result<E
         let loss = objective_values(plan.task.loss(), plan.config.objectives.clone());
         let result = optimizer.run_local(n, loss)?;
         finish(args, &plan, n, &result)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(exit_status(&result));
     }
     on_mpi_world(|world| run_on(args, cnn, world))
 }
@@ -151,7 +151,14 @@ fn run_on(args: &RunArgs, cnn: Option<CnnTaskMaker>, world: &mut dyn Communicato
     if world.rank() == 0 {
         finish(args, &plan, world.size(), &result)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_status(&result))
+}
+
+/// Status 1, on every rank, when every evaluation failed: the run ended, its outputs are written
+/// (they hold the failures' reasons), but there is no result to use, which a script that checks
+/// the status must learn.
+fn exit_status(result: &RunResult) -> ExitCode {
+    if result.all_failed() { ExitCode::FAILURE } else { ExitCode::SUCCESS }
 }
 
 /// The ranks agree on their set-up before any other collective: the first failing rank's message
@@ -191,6 +198,9 @@ pub(crate) fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResu
         extra.insert("ranks".into(), json!(ranks));
         write_outputs(dir, task.space(), result, extra).with_context(|| format!("writing {}", dir.display()))?;
         say(&wrote_line(dir, result));
+    }
+    if result.all_failed() {
+        eprintln!("propulate-rs: error: all {} evaluations failed; there is no best configuration", result.evaluations);
     }
     Ok(())
 }

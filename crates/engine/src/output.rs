@@ -404,6 +404,10 @@ fn totals_and_best(s: &mut String, result: &RunResult) {
     if result.objectives.len() >= 2 {
         write_front_summary(s, result);
     } else if let Some(b) = result.best.first() {
+        if let Some(reason) = b.failure.as_ref().filter(|_| result.all_failed()) {
+            let _ = writeln!(s, "no evaluation succeeded: every one failed, as this one did: {reason}");
+            return;
+        }
         let born = if b.id.is_imported() {
             "imported by --warm-start from an earlier run".to_string()
         } else {
@@ -411,7 +415,8 @@ fn totals_and_best(s: &mut String, result: &RunResult) {
         };
         // With constraints, the best is infeasible only when no evaluation met them.
         let infeasible = if b.is_feasible() { "" } else { "; infeasible: no evaluation met the constraints yet" };
-        let _ = writeln!(s, "best loss {:.6e} ({born}){infeasible}", b.loss);
+        let value = result.best_value().unwrap_or_default();
+        let _ = writeln!(s, "best {value} ({born}){infeasible}");
     }
 }
 

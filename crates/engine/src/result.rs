@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use propulate_core::front::pareto_front;
 use propulate_core::individual::Individual;
-use propulate_core::objective::{Objective, signs};
+use propulate_core::objective::{Direction, Objective, signs};
 use propulate_core::propagator::PropagatorSpec;
 
 /// What a run returns on every rank.
@@ -67,6 +67,24 @@ pub struct StatesOnDisk {
 }
 
 impl RunResult {
+    /// True when the best individual failed: the run evaluated nothing that succeeded.
+    pub fn all_failed(&self) -> bool {
+        self.best.first().is_some_and(|b| b.failure.is_some())
+    }
+
+    /// The best individual's value as the run names it: `loss 4.200000e-1`, or with one declared
+    /// objective its own name and direction (`acc 9.100000e-1, maximized`; the loss is then the
+    /// objective negated when it is maximized, which would read as a bug). `None` without one.
+    pub fn best_value(&self) -> Option<String> {
+        let b = self.best.first()?;
+        Some(match (self.objectives.as_slice(), b.objectives.first()) {
+            ([o], Some(v)) if o.name != "loss" || o.direction == Direction::Max => {
+                format!("{} {v:.6e}, {}imized", o.name, o.direction.as_str())
+            }
+            _ => format!("loss {:.6e}", b.loss),
+        })
+    }
+
     /// Evaluations per second of this run (not counting those resumed from a checkpoint).
     pub fn evals_per_s(&self) -> f64 {
         (self.evaluations - self.resumed) as f64 / self.wall_s.max(1e-9)
