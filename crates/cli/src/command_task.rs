@@ -41,14 +41,28 @@ impl CommandTask {
         }
         settings.preload = args.trial.preload.clone();
         if let Some(seconds) = args.trial.trial_timeout {
-            settings.timeout =
-                Some(Duration::try_from_secs_f64(seconds).ok().filter(|t| !t.is_zero()).ok_or_else(|| {
-                    bad(format!("--trial-timeout must be a positive number of seconds, got {seconds}"))
-                })?);
+            settings.timeout = Some(trial_timeout(seconds).map_err(bad)?);
         }
         let trial = CommandTrial::new(args.trial.command.clone(), space, settings).map_err(|e| bad(e.to_string()))?;
         Ok(CommandTask { trial: Arc::new(trial), early_stop: args.training.early_stop.clone() })
     }
+}
+
+/// The longest `--trial-timeout` taken (about 31 years): beyond it a deadline stops being a time.
+const LONGEST_TIMEOUT_S: f64 = 1e9;
+
+/// `--trial-timeout SECONDS` as a duration: positive, and not absurdly long (no limit is the
+/// flag left out, which a huge value should not pretend to be).
+fn trial_timeout(seconds: f64) -> Result<Duration, String> {
+    if seconds > LONGEST_TIMEOUT_S && seconds.is_finite() || seconds == f64::INFINITY {
+        return Err(format!(
+            "--trial-timeout {seconds} is more than {LONGEST_TIMEOUT_S:e} s; leave the flag out for no time limit"
+        ));
+    }
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|t| !t.is_zero())
+        .ok_or_else(|| format!("--trial-timeout must be a positive number of seconds, got {seconds}"))
 }
 
 /// `--trials-dir`, or beside the run's other files: in its checkpoint, else in `--out`.

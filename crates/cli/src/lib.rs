@@ -32,7 +32,8 @@ use task::CnnTaskMaker;
 /// CNN executable beside it.
 pub fn main(cnn: Option<CnnTaskMaker>) -> ExitCode {
     let command = args::with_generated_help(Cli::command());
-    let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
+    let cli = Cli::from_arg_matches(&command.try_get_matches().unwrap_or_else(|e| exit_once(e)))
+        .unwrap_or_else(|e| exit_once(e));
     let outcome = match &cli.command {
         Some(Command::Report(a)) => report::report(a),
         Some(Command::Env(a)) => env::env(a),
@@ -46,6 +47,17 @@ pub fn main(cnn: Option<CnnTaskMaker>) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// End with a command-line error (or `--help`): every rank of an mpirun job reads the same flags,
+/// so rank 0 alone prints it; the others exit with the same status.
+fn exit_once(e: clap::Error) -> ! {
+    if propulate::launcher::job_rank(|k| std::env::var(k).ok()).is_some_and(|rank| rank > 0) {
+        // mpirun kills the job when a rank exits with an error: give rank 0 time to print first.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        std::process::exit(e.exit_code());
+    }
+    e.exit()
 }
 
 /// The CNN executable's file name, beside the main binary.

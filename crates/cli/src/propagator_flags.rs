@@ -519,6 +519,16 @@ pub(crate) struct PropagatorArgs {
     given: Vec<(&'static SettingFlag, Value)>,
 }
 
+/// A setting's number: NaN and infinities are refused here, by the flag's name, since the
+/// settings travel as JSON, where they would become `null` and fail far from the flag.
+fn finite_number(text: &str) -> std::result::Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        Ok(_) => Err("a finite number is needed".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 impl Args for PropagatorArgs {
     fn augment_args(cmd: Command) -> Command {
         let cmd = cmd
@@ -543,7 +553,7 @@ impl Args for PropagatorArgs {
                 .help_heading(HEADING)
                 .value_name(flag.value);
             cmd.arg(match flag.kind {
-                Kind::Float => arg.value_parser(clap::value_parser!(f64)),
+                Kind::Float => arg.value_parser(finite_number),
                 Kind::Count => arg.value_parser(clap::value_parser!(usize)),
                 Kind::Words(words) => {
                     arg.value_parser(clap::builder::PossibleValuesParser::new(words.iter().map(|(w, _)| *w)))
@@ -676,5 +686,14 @@ mod tests {
         let e = choice.resolve(Continued::Nothing, 4).unwrap_err().to_string();
         assert!(e.contains("--pso-inertia sets the pso propagator, but the propagator is gp"), "{e}");
         assert!(parse(&["--reference-genetic"]).choice("ga").reference_genetic);
+    }
+
+    #[test]
+    fn a_setting_that_is_no_finite_number_is_refused_by_its_flag() {
+        for value in ["nan", "inf", "-inf", "0.5x"] {
+            let e = Cli::try_parse_from(["x", &format!("--crossover-prob={value}")]).err().expect(value).to_string();
+            assert!(e.contains(&format!("invalid value '{value}' for '--crossover-prob")), "{e}");
+        }
+        assert!(parse(&["--crossover-prob", " 0.5"]).gives("crossover-prob"));
     }
 }

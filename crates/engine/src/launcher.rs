@@ -88,6 +88,16 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
+/// This process's rank in its job, as its launcher's variables say, before MPI is started (`None`:
+/// started directly). Lets a message that every rank would print, such as a bad flag, be printed
+/// by rank 0 alone.
+pub fn job_rank(get: impl Fn(&str) -> Option<String>) -> Option<usize> {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"]
+        .iter()
+        .find_map(|k| get(k))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 impl LaunchInfo {
     /// Read the environment of this process; without `CUDA_VISIBLE_DEVICES`, ask the CUDA driver
     /// (opened at run time, once per process) how many GPUs there are.
@@ -190,6 +200,18 @@ mod tests {
 
     fn rank_facts(i: &LaunchInfo) -> (Launcher, usize, Option<usize>) {
         (i.launcher, i.local_rank, i.local_size)
+    }
+
+    #[test]
+    fn the_job_rank_comes_from_the_first_launcher_that_sets_one() {
+        let from = |pairs: &'static [(&'static str, &'static str)]| {
+            job_rank(move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string()))
+        };
+        assert_eq!(from(&[("OMPI_COMM_WORLD_RANK", "3"), ("SLURM_PROCID", "0")]), Some(3));
+        assert_eq!(from(&[("PMI_RANK", " 1 ")]), Some(1));
+        assert_eq!(from(&[("RANK", "2")]), Some(2));
+        assert_eq!(from(&[]), None);
+        assert_eq!(from(&[("SLURM_PROCID", "x")]), None);
     }
 
     #[test]
