@@ -218,7 +218,10 @@ fn a_loss_line_on_stdout_is_a_result_and_parameters_are_appended_without_placeho
             let x = t["params"]["x"].as_f64().unwrap();
             assert_eq!(t["loss"].as_f64().unwrap(), x * x, "{transport:?}: {t}");
             let stdout = std::fs::read_to_string(trial_dir(tmp.path(), t).join("rank0.stdout")).unwrap();
-            assert!(stdout.starts_with("some output of rank 0\npropulate: loss="), "{stdout}");
+            assert!(
+                stdout.starts_with("some output of rank 0\n\r 50%|##  |\r100%|####|\rpropulate: loss="),
+                "{stdout}"
+            );
         }
     }
 }
@@ -227,13 +230,14 @@ fn a_loss_line_on_stdout_is_a_result_and_parameters_are_appended_without_placeho
 /// its end (status 1: nothing succeeded), and no process of any trial is left.
 #[test]
 fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
-    let cases: [(&str, Transport, &[&str]); 6] = [
+    let cases: [(&str, Transport, &[&str]); 7] = [
         ("exit1", Transport::Mpi, &["rank 1's process exited with status 1", "stderr ends: Traceback: boom on rank 1"]),
         ("exit1", Transport::Local, &["rank 1's process exited with status 1"]),
         ("killed", Transport::Mpi, &["rank 1's process was killed by signal 9 (SIGKILL)"]),
         ("hang", Transport::Mpi, &["timed out: still running after 2 s (--trial-timeout)"]),
         ("garbage", Transport::Mpi, &["is not JSON"]),
         ("silent", Transport::Mpi, &["no result: rank 0's process wrote no $PROPULATE_RESULT"]),
+        ("stderr", Transport::Mpi, &["line went to stderr, which is not read: print it to stdout"]),
     ];
     for (mode, transport, reasons) in cases {
         let tmp = tempfile::tempdir().unwrap();

@@ -16,8 +16,9 @@ case "$mode" in
             echo "{\"loss\": $(square), \"accuracy\": 0.75, \"note\": \"kept out\"}" > "$PROPULATE_RESULT"
         fi ;;
     stdout)
+        # The loss line ends a progress bar's line, as after tqdm's carriage returns.
         echo "some output of rank $RANK"
-        if [ "$RANK" = 0 ]; then echo "propulate: loss=$(square)"; fi ;;
+        if [ "$RANK" = 0 ]; then printf '\r 50%%|##  |\r100%%|####|\rpropulate: loss=%s\n' "$(square)"; fi ;;
     slow)
         python3 -c 'import time, sys; time.sleep(0.4)' "$marker"
         if [ "$RANK" = 0 ]; then echo "propulate: loss=$(square)"; fi ;;
@@ -44,6 +45,8 @@ case "$mode" in
         if [ "$RANK" = 0 ]; then echo "not json" > "$PROPULATE_RESULT"; fi ;;
     silent)
         ;;
+    stderr)
+        if [ "$RANK" = 0 ]; then echo "propulate: loss=$(square)" >&2; fi ;;
     *)
         echo "fake_trial.sh: unknown mode $mode" >&2
         exit 2 ;;

@@ -30,23 +30,25 @@ pub(crate) fn die_with_parent(cmd: &mut Command) {
 /// The last lines of a log, on one line (`a | b | c`), for a failure's reason: the traceback's
 /// end usually says what went wrong. Empty when the log is empty or unreadable.
 pub(crate) fn log_tail(path: &Path) -> String {
-    const BYTES: u64 = 4096;
     const LINES: usize = 6;
     const CHARS: usize = 600;
-    let mut text = String::new();
-    if let Ok(mut f) = File::open(path) {
-        let len = f.metadata().map_or(0, |m| m.len());
-        let _ = f.seek(SeekFrom::Start(len.saturating_sub(BYTES)));
-        let mut bytes = Vec::new();
-        let _ = f.read_to_end(&mut bytes);
-        text = String::from_utf8_lossy(&bytes).into_owned();
-    }
+    let text = last_bytes(path, 4096);
     let lines: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()).collect();
     let tail = lines[lines.len().saturating_sub(LINES)..].join(" | ");
     match tail.char_indices().rev().nth(CHARS - 1) {
         Some((start, _)) if tail.chars().count() > CHARS => format!("...{}", &tail[start..]),
         _ => tail,
     }
+}
+
+/// The last `bytes` of a file as text (empty when it is unreadable).
+pub(crate) fn last_bytes(path: &Path, bytes: u64) -> String {
+    let Ok(mut f) = File::open(path) else { return String::new() };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(bytes)));
+    let mut read = Vec::new();
+    let _ = f.read_to_end(&mut read);
+    String::from_utf8_lossy(&read).into_owned()
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use propulate_engine::{LossResult, WorkerContext};
 
 use crate::CommandTrial;
 use crate::bus::Bus;
-use crate::child::log_tail;
+use crate::child::{last_bytes, log_tail};
 use crate::command_line::params_json;
 use crate::fork_server::{PreloadModules, PythonCommand, ServerSpec, with_server};
 use crate::heard::{Event, Heard};
@@ -412,6 +412,16 @@ impl<'t> RankLoop<'t> {
         Ok(())
     }
 
+    /// Rank 0, when its process gave no result: a hint when it printed its loss line to stderr
+    /// (Python's logging and `print(..., file=sys.stderr)` do), which is not read.
+    fn loss_on_stderr(&self) -> Option<String> {
+        let stderr = last_bytes(&self.process.as_ref()?.stderr_path, 64 * 1024);
+        stderr
+            .lines()
+            .any(|l| matches!(parse_line(l), Line::Loss(_)))
+            .then(|| " (its 'propulate: loss=' line went to stderr, which is not read: print it to stdout)".to_string())
+    }
+
     /// Rank 0, when every process ended well: the result file, else the loss line of its stdout.
     fn result(&self, dir: &Path, ctx: &mut WorkerContext<'_>) -> LossResult {
         let path = dir.join(RESULT_FILE);
@@ -443,7 +453,7 @@ impl<'t> RankLoop<'t> {
                 }
                 (None, malformed) => Err(format!(
                     "no result: rank 0's process wrote no $PROPULATE_RESULT and printed no 'propulate: loss=<number>' line{}",
-                    malformed.as_ref().map(|m| format!(" (it printed {m})")).unwrap_or_default()
+                    malformed.as_ref().map(|m| format!(" (it printed {m})")).or_else(|| self.loss_on_stderr()).unwrap_or_default()
                 )
                 .into()),
             },

@@ -37,6 +37,9 @@ pub enum Line {
 
 /// Read one line of output.
 pub fn parse_line(line: &str) -> Line {
+    // A progress bar (tqdm) rewrites its line with carriage returns, so a result printed after it
+    // ends the same line: what a terminal shows, the part after the last '\r', is what counts.
+    let line = line.trim_end().rsplit('\r').next().unwrap_or_default();
     let Some(rest) = line.trim().strip_prefix("propulate:") else { return Line::Other };
     let words: Vec<&str> = rest.split_whitespace().collect();
     let malformed = || {
@@ -88,7 +91,12 @@ pub struct ResultFile {
 /// in for it).
 pub fn parse_result_file(path: &Path, text: &str, objectives: &[String]) -> Result<ResultFile, String> {
     let what = || format!("the result file {}", path.display());
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("{} is not JSON: {e}", what()))?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        // Python's json.dump writes a float nan or inf as NaN or Infinity, which JSON has not.
+        let python = ["NaN", "Infinity"].iter().any(|t| text.contains(t));
+        let hint = if python { " (it holds NaN or Infinity: a value that is no finite number)" } else { "" };
+        format!("{} is not JSON{hint}: {e}", what())
+    })?;
     let serde_json::Value::Object(map) = value else {
         return Err(format!("{} is not a JSON object such as {{\"loss\": 0.25}}", what()));
     };
@@ -142,6 +150,10 @@ mod tests {
         assert_eq!(parse_line("propulate: step=3 loss=0.5"), Line::Step { step: 3, value: 0.5 });
         assert_eq!(parse_line("epoch 3: loss=0.5"), Line::Other);
         assert_eq!(parse_line("[rank0] propulate: loss=0.5"), Line::Other);
+        // After a progress bar's carriage returns, and with Windows line ends.
+        assert_eq!(parse_line("\r 50%|#####     |\r100%|##########|\rpropulate: loss=0.5"), Line::Loss(0.5));
+        assert_eq!(parse_line("propulate: loss=0.5\r\n"), Line::Loss(0.5));
+        assert_eq!(parse_line("propulate: loss=0.5\r 10%|#"), Line::Other, "a bar drawn over it hides it");
         for bad in
             ["propulate: loss=abc", "propulate: step=-1 loss=1", "propulate: lost=1", "propulate:", "propulate: step=1"]
         {
@@ -160,6 +172,7 @@ mod tests {
         assert_eq!(metrics, [("accuracy".to_string(), 0.9), ("best".to_string(), 1.0), ("epochs".to_string(), 3.0)]);
         for (bad, expected) in [
             ("", "not JSON"),
+            (r#"{"loss": NaN}"#, "is not JSON (it holds NaN or Infinity"),
             ("[1]", "not a JSON object"),
             (r#"{"acc": 1}"#, "no \"loss\""),
             (r#"{"loss": "0.5"}"#, "not a number"),
