@@ -5,6 +5,11 @@ import math
 __all__ = ["Trial", "Result"]
 
 
+def _is_constraint_column(key):
+    """Whether ``key`` is one of to_dict's ``constraint_<k>``."""
+    return key.startswith("constraint_") and key[len("constraint_"):].isdigit()
+
+
 class Trial:
     """One evaluation: ``params`` (a dict), ``loss`` (``inf`` when it failed), ``failure`` (the
     reason, or None), where it was bred (``island``, ``worker``, ``generation``), and what it
@@ -44,8 +49,16 @@ class Trial:
 
     def to_dict(self):
         """The record as a flat dict: the params by name, then loss, failure, identity, metrics
-        and objectives (a row of ``Result.to_pandas()``)."""
-        row = dict(self.params)
+        and objectives (a row of ``Result.to_pandas()``). A parameter named as one of the other
+        keys (``loss``, ``island``, an objective, ...) is ``param_<name>``, as in trials.csv."""
+        own = {"loss", "failure", "island", "worker", "generation", "duration_s", "pruned", "number",
+               "feasible", *(self.objectives or {})}
+        row = {}
+        for name, value in self.params.items():
+            key = name
+            while key in own or (key != name and key in self.params) or _is_constraint_column(key):
+                key = "param_" + key
+            row[key] = value
         row.update(loss=self.loss, failure=self.failure, island=self.island, worker=self.worker,
                    generation=self.generation, duration_s=self.duration_s, pruned=self.pruned)
         if self.number is not None:

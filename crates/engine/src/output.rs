@@ -173,13 +173,52 @@ fn csv_field(s: &str) -> String {
 
 /// `island,worker,generation`, one column per parameter and one per objective: the header of
 /// `front.csv`, and the start of `trials.csv`'s with `loss` between them.
-fn identity_and_params_header(space: &SearchSpace) -> String {
+fn identity_and_params_header(space: &SearchSpace, objectives: &[Objective]) -> String {
     let mut out = String::from("island,worker,generation");
-    for p in space.params() {
+    for name in param_columns(space, objectives) {
         out.push(',');
-        out.push_str(&csv_field(&p.name));
+        out.push_str(&csv_field(&name));
     }
     out
+}
+
+/// The columns the trial tables name themselves (`constraint_<k>` and the objectives too).
+pub const OWN_COLUMNS: [&str; 14] = [
+    "island",
+    "worker",
+    "generation",
+    "loss",
+    "feasible",
+    "failure",
+    "start",
+    "duration_s",
+    "pruned",
+    "last_step",
+    "parent",
+    "step",
+    "steps",
+    "exploited",
+];
+
+/// Each parameter's column: its name, or `param_<name>` where the tables have a column of that
+/// name (a parameter called `loss` or `steps`): two columns of one name read as one in pandas.
+fn param_columns(space: &SearchSpace, objectives: &[Objective]) -> Vec<String> {
+    let names: Vec<&str> = space.params().iter().map(|p| p.name.as_str()).collect();
+    let own = |n: &str| {
+        OWN_COLUMNS.contains(&n)
+            || objectives.iter().any(|o| o.name == n)
+            || n.strip_prefix("constraint_").is_some_and(|k| k.parse::<usize>().is_ok())
+    };
+    names
+        .iter()
+        .map(|name| {
+            let mut column = name.to_string();
+            while own(&column) || (column != *name && names.contains(&column.as_str())) {
+                column = format!("param_{column}");
+            }
+            column
+        })
+        .collect()
 }
 
 /// `t`'s identity and parameter values as the start of a CSV row; an inactive conditional
@@ -200,7 +239,7 @@ fn identity_and_params_row(space: &SearchSpace, t: &Individual) -> String {
 /// (birth island, worker, generation), parameters, and one column per objective, named as
 /// declared, holding the value as reported (a maximized objective not negated).
 pub fn front_csv(space: &SearchSpace, objectives: &[Objective], front: &[Individual]) -> String {
-    let mut out = identity_and_params_header(space);
+    let mut out = identity_and_params_header(space, objectives);
     for o in objectives {
         out.push(',');
         out.push_str(&csv_field(&o.name));
@@ -216,7 +255,8 @@ pub fn front_csv(space: &SearchSpace, objectives: &[Objective], front: &[Individ
     out
 }
 
-/// One row per evaluation: identity, one column per parameter, loss, then (when the run declares
+/// One row per evaluation: identity, one column per parameter (`param_<name>` where the table has
+/// a column of its name), loss, then (when the run declares
 /// objectives) one column per objective, named as declared, then (when any evaluation reported
 /// constraints) `feasible` and `constraint_1`, `constraint_2`, ... (empty where one reported
 /// none), then failure, start, duration, then
@@ -231,7 +271,7 @@ pub fn trials_csv(space: &SearchSpace, objectives: &[Objective], trials: &[Indiv
     let metrics: std::collections::BTreeSet<&str> =
         trials.iter().flat_map(|t| t.metrics.keys().map(String::as_str)).filter(|m| !is_objective(m)).collect();
     let curves = trials.iter().any(|t| t.curve.is_some());
-    let mut out = identity_and_params_header(space);
+    let mut out = identity_and_params_header(space, objectives);
     out.push_str(",loss");
     for o in objectives {
         out.push(',');
@@ -249,7 +289,6 @@ pub fn trials_csv(space: &SearchSpace, objectives: &[Objective], trials: &[Indiv
     // A metric named as another column (a result file that echoes the parameters, say) gets a
     // `metric_` prefix: a table with two columns of one name reads as one in pandas.
     let mut taken: std::collections::HashSet<String> = out.split(',').map(str::to_string).collect();
-    taken.extend(space.params().iter().map(|p| p.name.clone()));
     if curves {
         taken.extend(["pruned", "last_step"].map(String::from));
     }
@@ -520,6 +559,26 @@ mod tests {
         let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
         assert!(header.ends_with(&["duration_s", "metric_duration_s", "metric_lr"]), "{header:?}");
         assert_eq!(header.len(), header.iter().collect::<std::collections::HashSet<_>>().len(), "{header:?}");
+    }
+
+    #[test]
+    fn a_parameter_named_as_a_column_of_the_tables_gets_a_prefix() {
+        let space = SearchSpace::builder()
+            .float("loss", 0.0, 1.0)
+            .int("steps", 1, 9)
+            .float("param_loss", 0.0, 1.0) // its own name: "loss" moves past it
+            .float("acc", 0.0, 1.0)
+            .float("constraint_2", 0.0, 1.0)
+            .float("lr", 0.0, 1.0)
+            .build()
+            .unwrap();
+        let header = trials_csv(&space, &[Objective::max("acc")], &[]);
+        assert_eq!(
+            header.trim_end(),
+            "island,worker,generation,param_param_loss,param_steps,param_loss,param_acc,param_constraint_2,lr,\
+             loss,acc,failure,start,duration_s"
+        );
+        assert!(front_csv(&space, &[], &[]).starts_with("island,worker,generation,param_param_loss,param_steps,"));
     }
 
     #[test]

@@ -440,7 +440,7 @@ impl<'t> RankLoop<'t> {
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !self.trial.settings.objectives.is_empty() => {
                 Err(format!(
-                    "no result: with several objectives rank 0's process writes them into $PROPULATE_RESULT \
+                    "no result: with --objectives rank 0's process writes them into $PROPULATE_RESULT \
                      ({}), and it wrote no such file",
                     path.display()
                 )

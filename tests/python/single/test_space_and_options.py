@@ -148,6 +148,14 @@ def test_results_convert_to_pandas():
     assert {"x", "loss", "island", "worker", "generation"} <= set(frame.columns)
 
 
+def test_a_parameter_named_as_a_column_keeps_its_value_under_a_prefix():
+    space = {"loss": pr.Float(1.0, 2.0), "island": pr.Int(5, 9), "param_loss": pr.Float(3.0, 4.0)}
+    result = pr.optimize(lambda p: p["loss"], space, generations=2, no_checkpoint=True, quiet=True)
+    row = result.trials[0].to_dict()
+    assert row["loss"] == result.trials[0].loss and row["param_param_loss"] == result.trials[0].params["loss"]
+    assert 5 <= row["param_island"] <= 9 and row["island"] == 0 and 3.0 <= row["param_loss"] <= 4.0
+
+
 def test_enqueued_configurations_are_evaluated_first_in_order():
     seen = []
 

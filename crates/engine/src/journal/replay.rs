@@ -152,7 +152,8 @@ fn classify(dir: &Path) -> Result<Option<(Manifest, Segments)>> {
             segments.insert(key, entry.path());
         } else if !is_tolerated(dir, &name, entry.path().is_dir()) {
             return Err(Error::Checkpoint(format!(
-                "{} is not part of a propulate-rs checkpoint; use an empty or new directory for --checkpoint",
+                "{} is not part of a propulate-rs checkpoint, which holds only what propulate-rs writes: move it out \
+                 (a new run takes an empty or new directory for --checkpoint)",
                 entry.path().display()
             )));
         }
