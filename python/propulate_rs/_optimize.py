@@ -111,16 +111,8 @@ def _evaluation(loss, with_context, comm, objectives):
         if isinstance(value, dict):
             if "constraints" in value:
                 ctx.set_constraints(_constraints(value["constraints"]))
-            for name, x in value.items():
-                if name in ("loss", "constraints"):
-                    continue
-                if str(name) in objectives:
-                    x = _as_number(f"the loss's '{name}'", x)
-                    if math.isnan(x):
-                        raise ValueError(f"the loss's '{name}' is NaN")
-                    ctx.record(str(name), x)
-                elif (metric := _metric(x)) is not None:
-                    ctx.record(str(name), metric)
+            for name, x in _named_numbers(value, objectives).items():
+                ctx.record(name, x)
             if "loss" in value:
                 return _as_number("the loss's 'loss'", value["loss"])
             if not objectives or "loss" in objectives:
@@ -133,6 +125,24 @@ def _evaluation(loss, with_context, comm, objectives):
         return _as_number("the loss", value)
 
     return evaluate
+
+
+def _named_numbers(value, objectives=()):
+    """A loss's dict's values other than ``loss`` and ``constraints``, by name: each objective a
+    number (else an error), the others as metrics where they are numbers (``_metric``)."""
+    named = {}
+    for name, x in value.items():
+        name = str(name)
+        if name in ("loss", "constraints"):
+            continue
+        if name in objectives:
+            x = _as_number(f"the loss's '{name}'", x)
+            if math.isnan(x):
+                raise ValueError(f"the loss's '{name}' is NaN")
+            named[name] = x
+        elif (metric := _metric(x)) is not None:
+            named[name] = metric
+    return named
 
 
 def _metric(x):

@@ -7,7 +7,7 @@ import math
 import numbers
 
 from . import _native
-from ._optimize import _as_number, _constraints, _metric
+from ._optimize import _as_number, _constraints, _named_numbers
 from ._result import Trial
 from ._space import plain_value, space_json
 
@@ -82,9 +82,7 @@ class Study:
             raise KeyError(f"trial {number} was never asked (trials are numbered from 0)")
         metrics = {}
         if isinstance(loss, dict):
-            for name, x in loss.items():
-                if name not in ("loss", "constraints") and (metric := _metric(x)) is not None:
-                    metrics[str(name)] = metric
+            metrics = _named_numbers(loss)
             constraints = loss.get("constraints", constraints)
             loss = loss.get("loss")
         if constraints is not None:
