@@ -43,10 +43,22 @@ pub fn main(cnn: Option<CnnTaskMaker>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("propulate-rs: error: {e:#}");
+            eprintln!("propulate-rs: error: {}", full_message(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error with its causes, each once: the library's errors already show their cause (an I/O
+/// error's reason after its path), which `{:#}` would print a second time.
+pub(crate) fn full_message(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1).map(|c| c.to_string()) {
+        if !text.contains(&cause) {
+            text = format!("{text}: {cause}");
+        }
+    }
+    text
 }
 
 /// End with a command-line error (or `--help`): every rank of an mpirun job reads the same flags,
@@ -106,5 +118,19 @@ fn on_mpi_world(
     {
         let _ = job;
         anyhow::bail!("this build has no MPI support (cargo feature `mpi`); use --local-ranks N")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_errors_cause_is_printed_once() {
+        let io = std::io::Error::from_raw_os_error(20); // ENOTDIR on Linux
+        let e = anyhow::Error::from(propulate::Error::io("afile", io)).context("writing out");
+        assert_eq!(full_message(&e), "writing out: afile: Not a directory (os error 20)");
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(full_message(&plain), "outer: inner");
     }
 }
