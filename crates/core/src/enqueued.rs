@@ -100,6 +100,12 @@ pub fn values(space: &SearchSpace, configuration: &Configuration) -> Result<Vec<
                         Err(bad(format!("parameter '{name}' has no choice '{s}' (choices: {})", choices.join(", "))))
                     }
                 },
+                // A choice that reads as a number ("32") arrives from a CSV cell as one.
+                (Domain::Categorical { choices }, Json::Number(n))
+                    if let Some(k) = choices.iter().position(|c| *c == n.to_string()) =>
+                {
+                    Ok(Value::Cat(k as u32))
+                }
                 (Domain::Categorical { .. }, other) => {
                     Err(bad(format!("parameter '{name}' is categorical: give one of its choices, not {other}")))
                 }
@@ -175,6 +181,15 @@ mod tests {
         let values = all_values(&space(), &csv).unwrap();
         assert_eq!(values[0], vec![Value::Float(0.01), Value::Int(3), Value::Cat(0)]);
         assert_eq!(values[1], vec![Value::Float(0.001), Value::Int(8), Value::Cat(1)]);
+    }
+
+    #[test]
+    fn a_categorical_choice_that_reads_as_a_number_is_found_from_a_csv_cell() {
+        let space = SearchSpace::builder().categorical("bs", &["16", "32", "0.5"]).build().unwrap();
+        let configs = parse("bs\n32\n0.5\n", "f").unwrap();
+        assert_eq!(all_values(&space, &configs).unwrap(), [vec![Value::Cat(1)], vec![Value::Cat(2)]]);
+        let e = all_values(&space, &parse("bs\n64\n", "f").unwrap()).unwrap_err().to_string();
+        assert!(e.contains("'bs' is categorical: give one of its choices, not 64"), "{e}");
     }
 
     #[test]
