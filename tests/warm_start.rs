@@ -116,6 +116,52 @@ study.optimize(objective, n_trials=6, catch=(ValueError,))
     let said = ok(&search(dir, "e", SPACE, &["--warm-start", &written]));
     assert!(said.contains(&format!("warm start: 5 evaluations of {written}")), "{said}");
     assert!(said.contains("0 with a value outside this search space, 1 failed"), "{said}");
+
+    // A study that maximizes: its values negated are losses (taken as they are, its best would be
+    // the worst loss, and the run's best loss below 0, which this loss never is).
+    let maximized = dir.join("maximized.log");
+    let study = study
+        .replace("create_study(", "create_study(direction='maximize', ")
+        .replace("return (x - 1) ** 2 + (y + 0.5) ** 2", "return -((x - 1) ** 2 + (y + 0.5) ** 2)")
+        + "print(f'best value {study.best_value!r}')\n";
+    let mut optuna = Command::new(optuna_python());
+    optuna.args(["-c", &study]).arg(&maximized);
+    let printed = ok(&run_with_timeout(optuna, Duration::from_secs(120)));
+    let best_value: f64 = printed.lines().find_map(|l| l.strip_prefix("best value ")).unwrap().parse().unwrap();
+    ok(&search(dir, "f", SPACE, &["--warm-start", &maximized.display().to_string()]));
+    let loss = best(&dir.join("f"))["loss"].as_f64().unwrap();
+    assert!((0.0..=-best_value).contains(&loss), "best loss {loss}, the study's best value {best_value}");
+}
+
+/// With several objectives (ZDT1's f1 and f2), each source gives every objective of every
+/// evaluation: the new run, its resume and a report read the checkpoint the warm start made.
+#[test]
+fn a_run_with_objectives_takes_them_from_each_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let zdt1 = |name: &str, flags: &[&str]| {
+        let mut cmd = mpirun(WORKERS);
+        cmd.arg(bin()).args(["--function", "zdt1", "--generations", "3", "--seed", "3", "--quiet"]).args(flags);
+        cmd.arg("--checkpoint").arg(dir.join(name).join("ck")).arg("--out").arg(dir.join(name).join("out"));
+        ok(&run_with_timeout(cmd, Duration::from_secs(300)))
+    };
+    zdt1("a", &[]);
+    let journal = dir.join("a/study.log");
+    let mut export = Command::new(bin());
+    export.arg("report").arg(dir.join("a/ck")).arg("--optuna-journal").arg(&journal);
+    ok(&run_with_timeout(export, Duration::from_secs(60)));
+    let sources = [dir.join("a/ck"), dir.join("a/out/trials.csv"), journal];
+    for (name, source) in ["b", "c", "d"].into_iter().zip(&sources) {
+        let source = source.display().to_string();
+        let said = zdt1(name, &["--warm-start", &source]);
+        assert!(said.contains(&format!("warm start: {} evaluations of {source}", WORKERS * 3)), "{said}");
+        zdt1(name, &["--warm-start", &source]);
+        let mut report = Command::new(bin());
+        report.arg("report").arg(dir.join(name).join("ck"));
+        ok(&run_with_timeout(report, Duration::from_secs(60)));
+        let front = best(&dir.join(name))["front"].as_array().unwrap().clone();
+        assert!(front.iter().all(|m| m["objectives"]["f1"].is_number() && m["objectives"]["f2"].is_number()));
+    }
 }
 
 #[test]

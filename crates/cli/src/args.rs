@@ -207,11 +207,13 @@ pub struct RunArgs {
     pub reshape_from: Option<PathBuf>,
     /// Start a new run with the evaluations of an earlier one, not evaluated again (repeatable):
     /// PATH is a propulate-rs checkpoint directory, a `trials.csv`, or an Optuna journal file (one
-    /// study; complete trials, the first value as the loss, its `constraints` attribute).
-    /// Parameters match by name: one missing from the earlier run, one it has that this space has
-    /// not, or one of another type is an error naming it; an evaluation with a value outside this
-    /// space is left out, and failed ones too (the run says how many); one source given twice is
-    /// an error. They are dealt over the islands as `--reshape-from` deals, recorded in the new
+    /// study; complete trials, the first value as the loss, negated where the study maximizes it,
+    /// its `constraints` attribute). Parameters match by name: one missing from the earlier run,
+    /// one it has that this space has not, or one of another type is an error naming it; with
+    /// `--objectives`, each objective is taken by name (by position from an Optuna study that
+    /// named none), and one the earlier run lacks or runs the other way is an error; an
+    /// evaluation with a value outside this space is left out, and failed ones too (the run says
+    /// how many); one source given twice is an error. They are dealt over the islands as `--reshape-from` deals, recorded in the new
     /// checkpoint (a resume does not import them again), marked `"imported": true` where they
     /// appear (`best.json`'s top lists), and not in `trials.csv`, which lists this run's
     /// evaluations; not with `--reshape-from`

@@ -5,8 +5,8 @@
 //! with their distributions, its state (complete, failed, pruned), its value, its intermediate
 //! values, its start and end, and the island, worker, generation, failure and metrics as user
 //! attributes (with population-based training also its lineage: `pbt_parent`, `pbt_step`,
-//! `pbt_steps`, `pbt_exploited`). A run with several objectives becomes a multi-objective study: one direction per
-//! objective, each trial's `values` as reported, and the objectives' names as the study's metric
+//! `pbt_steps`, `pbt_exploited`). A run that declares objectives (several: a multi-objective
+//! study) has one direction per objective, each trial's `values` as reported, and the objectives' names as the study's metric
 //! names (what `study.set_metric_names` records), so that the dashboard draws its Pareto front.
 //! The format is Optuna's (optuna/storages/journal/_storage.py); this writes it anew.
 
@@ -24,16 +24,16 @@ use propulate_core::space::{Domain, SearchSpace, Value};
 /// Optuna's journal operations (`optuna.storages.journal`): this writer's, and those the warm
 /// start's reader replays (`warm_start.rs`).
 pub(crate) const CREATE_STUDY: u64 = 0;
-const SET_STUDY_SYSTEM_ATTR: u64 = 3;
+pub(crate) const SET_STUDY_SYSTEM_ATTR: u64 = 3;
 pub(crate) const CREATE_TRIAL: u64 = 4;
 pub(crate) const SET_TRIAL_PARAM: u64 = 5;
 pub(crate) const SET_TRIAL_STATE_VALUES: u64 = 6;
 pub(crate) const SET_TRIAL_SYSTEM_ATTR: u64 = 9;
 /// Optuna's `StudyDirection`s.
-const MINIMIZE: u8 = 1;
-const MAXIMIZE: u8 = 2;
+pub(crate) const MINIMIZE: u64 = 1;
+pub(crate) const MAXIMIZE: u64 = 2;
 /// The study system attribute that holds the metric names (Optuna's `study:metric_names`).
-const METRIC_NAMES: &str = "study:metric_names";
+pub(crate) const METRIC_NAMES: &str = "study:metric_names";
 /// Optuna's `TrialState`s.
 pub(crate) const COMPLETE: u64 = 1;
 const PRUNED: u64 = 2;
@@ -55,8 +55,10 @@ pub fn write_optuna_journal(
         space.params().iter().map(|p| (p.name.clone(), Json::String(distribution(&p.domain)))).collect();
     let mut ordered: Vec<&Individual> = trials.iter().collect();
     ordered.sort_by_key(|t| breed_key(t));
-    let multi = objectives.len() >= 2;
-    let directions: Vec<u8> = if multi {
+    // Declared objectives, even one (`--objectives accuracy:max`), are written as reported, with
+    // their directions and names: the loss would be a maximized objective negated.
+    let declared = !objectives.is_empty();
+    let directions: Vec<u64> = if declared {
         objectives.iter().map(|o| if o.direction == Direction::Max { MAXIMIZE } else { MINIMIZE }).collect()
     } else {
         vec![MINIMIZE]
@@ -64,14 +66,14 @@ pub fn write_optuna_journal(
     let mut lines = vec![json!({
         "op_code": CREATE_STUDY, "worker_id": WORKER_ID, "study_name": study_name, "directions": directions,
     })];
-    if multi {
+    if declared {
         let names: Vec<&str> = objectives.iter().map(|o| o.name.as_str()).collect();
         lines.push(json!({
             "op_code": SET_STUDY_SYSTEM_ATTR, "worker_id": WORKER_ID, "study_id": 0,
             "system_attr": {METRIC_NAMES: names},
         }));
     }
-    lines.extend(ordered.iter().map(|t| trial_line(space, &distributions, multi, t)));
+    lines.extend(ordered.iter().map(|t| trial_line(space, &distributions, declared, t)));
     let tmp = path.with_extension("tmp");
     let mut file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
     for line in &lines {
@@ -94,7 +96,7 @@ fn distribution(domain: &Domain) -> String {
 }
 
 /// One trial, created whole.
-fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, multi: bool, t: &Individual) -> Json {
+fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, declared: bool, t: &Individual) -> Json {
     // An inactive conditional parameter is absent from both, as in an Optuna trial that did not
     // suggest it (Optuna requires the same names in each).
     let active = space.active(&t.values);
@@ -124,8 +126,8 @@ fn trial_line(space: &SearchSpace, distributions: &Map<String, Json>, multi: boo
         (None, true) => PRUNED,
         (None, false) => COMPLETE,
     };
-    let value = (t.failure.is_none() && t.loss.is_finite() && !multi).then_some(t.loss);
-    let values = (t.failure.is_none() && multi && !t.objectives.is_empty()).then(|| t.objectives.clone());
+    let value = (t.failure.is_none() && t.loss.is_finite() && !declared).then_some(t.loss);
+    let values = (t.failure.is_none() && declared && !t.objectives.is_empty()).then(|| t.objectives.clone());
     let intermediate: Map<String, Json> =
         t.curve.iter().flat_map(|c| &c.points).map(|(step, v)| (step.to_string(), json!(v))).collect();
     let mut user_attrs = Map::new();

@@ -200,15 +200,19 @@ pub const OWN_COLUMNS: [&str; 14] = [
     "exploited",
 ];
 
+/// Whether the trial tables have a column `name` of their own, with these objectives.
+pub(crate) fn is_own_column(name: &str, objectives: &[String]) -> bool {
+    OWN_COLUMNS.contains(&name)
+        || objectives.iter().any(|o| o == name)
+        || name.strip_prefix("constraint_").is_some_and(|k| k.parse::<usize>().is_ok())
+}
+
 /// Each parameter's column: its name, or `param_<name>` where the tables have a column of that
 /// name (a parameter called `loss` or `steps`): two columns of one name read as one in pandas.
 fn param_columns(space: &SearchSpace, objectives: &[Objective]) -> Vec<String> {
     let names: Vec<&str> = space.params().iter().map(|p| p.name.as_str()).collect();
-    let own = |n: &str| {
-        OWN_COLUMNS.contains(&n)
-            || objectives.iter().any(|o| o.name == n)
-            || n.strip_prefix("constraint_").is_some_and(|k| k.parse::<usize>().is_ok())
-    };
+    let objectives: Vec<String> = objectives.iter().map(|o| o.name.clone()).collect();
+    let own = |n: &str| is_own_column(n, &objectives);
     names
         .iter()
         .map(|name| {

@@ -11,12 +11,14 @@ use crate::config::{CheckpointSettings, RunConfig};
 use crate::error::{Error, Result};
 use crate::journal::{Manifest, seed_checkpoint};
 use crate::optuna_journal::{
-    COMPLETE, CREATE_STUDY, CREATE_TRIAL, SET_TRIAL_PARAM, SET_TRIAL_STATE_VALUES, SET_TRIAL_SYSTEM_ATTR,
+    COMPLETE, CREATE_STUDY, CREATE_TRIAL, MAXIMIZE, METRIC_NAMES, MINIMIZE, SET_STUDY_SYSTEM_ATTR, SET_TRIAL_PARAM,
+    SET_TRIAL_STATE_VALUES, SET_TRIAL_SYSTEM_ATTR,
 };
 use propulate_core::enqueued::csv_value;
 use propulate_core::layout::Layout;
+use propulate_core::objective::Direction;
 use propulate_core::space::SearchSpace;
-use propulate_core::warm_start::{Earlier, EarlierRun, Kind, import};
+use propulate_core::warm_start::{Earlier, EarlierObjective, EarlierRun, Kind, import};
 
 /// Seed the new checkpoint `ck.dir` with the evaluations of the earlier runs `ck.warm_start`
 /// (dealt over the islands as `--reshape-from` deals its individuals, recorded in the journal, so
@@ -41,7 +43,7 @@ pub(crate) fn seed(
         }
         seen.push(same);
         let run = read(path)?;
-        let imported = import(space, &run, &path.display().to_string(), seeds.len() as u64)?;
+        let imported = import(space, &run, &cfg.objectives, &path.display().to_string(), seeds.len() as u64)?;
         outside += imported.outside;
         failed += imported.failed;
         seeds.extend(imported.individuals);
@@ -77,6 +79,13 @@ fn checkpoint(dir: &Path) -> Result<EarlierRun> {
     let replay = crate::report::load(dir)?;
     let space = &replay.manifest.space;
     let params = space.params().iter().map(|p| (p.name.clone(), Some(Kind::of(&p.domain)))).collect();
+    let objectives = replay
+        .manifest
+        .config
+        .objectives
+        .iter()
+        .map(|o| EarlierObjective { name: Some(o.name.clone()), direction: Some(o.direction) })
+        .collect();
     let evaluations = replay
         .workers
         .iter()
@@ -84,14 +93,18 @@ fn checkpoint(dir: &Path) -> Result<EarlierRun> {
         .map(|ind| Earlier {
             params: space.active_values(&ind.values).map(|(i, p, v)| (p.name.clone(), space.to_json(i, v))).collect(),
             loss: ind.loss,
+            values: ind.objectives.clone(),
             constraints: ind.constraints.clone(),
         })
         .collect();
-    Ok(EarlierRun { params, evaluations })
+    Ok(EarlierRun { params, objectives, evaluations })
 }
 
-/// `trials.csv`: the parameters are the columns between `generation` and `loss`; an empty cell is
-/// an inactive parameter; `inf` a failed evaluation; `constraint_1`, ... its constraints.
+/// `trials.csv`: the parameters are the columns between `generation` and `loss` (a `param_`
+/// prefix, which the table adds to a parameter named as one of its columns, taken off); an empty
+/// cell is an inactive parameter; `inf` a failed evaluation; the objectives (when the run declared
+/// some) the columns after `loss` up to `feasible` or `failure`; `constraint_1`, ... its
+/// constraints.
 fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
     let mut rows = csv_records(text).into_iter();
     let header = rows.next().ok_or("holds nothing")?;
@@ -104,7 +117,10 @@ fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
     if loss <= generation {
         return Err("has its loss column before its parameters: not a trials.csv".into());
     }
-    let names: Vec<String> = header[generation + 1..loss].to_vec();
+    let objectives_end = ["feasible", "failure"].iter().filter_map(|h| at(h)).min().unwrap_or(header.len());
+    let objective_columns = loss + 1..objectives_end.max(loss + 1);
+    let names: Vec<String> =
+        header[generation + 1..loss].iter().map(|h| param_name(h, &header[objective_columns.clone()])).collect();
     let constraints: Vec<usize> = (1..).map_while(|k| at(&format!("constraint_{k}"))).collect();
     let mut evaluations = Vec::new();
     for (k, row) in rows.enumerate() {
@@ -118,10 +134,24 @@ fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
             .map(|(name, cell)| (name.clone(), csv_value(cell)))
             .collect();
         let loss = if row[loss] == "inf" { f64::INFINITY } else { row[loss].parse().unwrap_or(f64::INFINITY) };
+        let values = row[objective_columns.clone()].iter().map(|v| v.parse().unwrap_or(f64::NAN)).collect();
         let constraints = constraints.iter().filter_map(|&c| row[c].parse().ok()).collect();
-        evaluations.push(Earlier { params, loss, constraints });
+        evaluations.push(Earlier { params, loss, values, constraints });
     }
-    Ok(EarlierRun { params: names.into_iter().map(|n| (n, None)).collect(), evaluations })
+    let objectives = header[objective_columns]
+        .iter()
+        .map(|name| EarlierObjective { name: Some(name.clone()), direction: None })
+        .collect();
+    Ok(EarlierRun { params: names.into_iter().map(|n| (n, None)).collect(), objectives, evaluations })
+}
+
+/// A parameter's name from its trials.csv column: `param_loss` is `loss`, as `output::trials_csv`
+/// names a parameter called as one of the table's own columns (`objectives`' among them).
+fn param_name(column: &str, objectives: &[String]) -> String {
+    match column.strip_prefix("param_") {
+        Some(name) if crate::output::is_own_column(name, objectives) => name.into(),
+        _ => column.into(),
+    }
 }
 
 /// The records of a CSV text: fields separated by commas, quoted with `"` where they hold a comma,
@@ -159,15 +189,28 @@ fn csv_records(text: &str) -> Vec<Vec<String>> {
 struct Trial {
     params: Map<String, Json>,
     state: Option<u64>,
-    value: Option<f64>,
+    values: Vec<f64>,
     constraints: Vec<f64>,
 }
 
-/// An Optuna journal's one study: its complete trials with their first value as the loss.
+/// A trial's values in a journal operation: `values` (a list, or null), or an older `value`.
+fn values_of(op: &Json) -> Vec<f64> {
+    match (op["values"].as_array(), op["value"].as_f64()) {
+        (Some(values), _) => values.iter().map(|v| v.as_f64().unwrap_or(f64::NAN)).collect(),
+        (None, Some(v)) => vec![v],
+        (None, None) => Vec::new(),
+    }
+}
+
+/// An Optuna journal's one study: its complete trials, with their values as the study's
+/// objectives (named where the study named its metrics) and the first, negated when the study
+/// maximizes it, as the loss.
 fn optuna_journal(text: &str) -> std::result::Result<EarlierRun, String> {
     let mut trials: Vec<Trial> = Vec::new();
     let mut kinds: Vec<(String, Option<Kind>)> = Vec::new();
     let mut studies = 0;
+    let mut directions: Vec<Direction> = Vec::new();
+    let mut metric_names: Vec<String> = Vec::new();
     for (k, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let op: Json = serde_json::from_str(line).map_err(|e| format!("line {}: not JSON: {e}", k + 1))?;
         let trial = |trials: &mut Vec<Trial>| -> std::result::Result<usize, String> {
@@ -178,10 +221,28 @@ fn optuna_journal(text: &str) -> std::result::Result<EarlierRun, String> {
             Ok(id)
         };
         match op["op_code"].as_u64() {
-            Some(CREATE_STUDY) => studies += 1,
+            Some(CREATE_STUDY) => {
+                studies += 1;
+                let codes = op["directions"].as_array().cloned().unwrap_or_default();
+                directions = codes
+                    .iter()
+                    .map(|d| match d.as_u64() {
+                        Some(MINIMIZE) => Ok(Direction::Min),
+                        Some(MAXIMIZE) => Ok(Direction::Max),
+                        _ => {
+                            Err(format!("line {}: a study direction {d} that is neither minimize nor maximize", k + 1))
+                        }
+                    })
+                    .collect::<std::result::Result<_, _>>()?;
+            }
+            Some(SET_STUDY_SYSTEM_ATTR) => {
+                if let Some(names) = op["system_attr"][METRIC_NAMES].as_array() {
+                    metric_names = names.iter().map(|n| n.as_str().unwrap_or_default().to_string()).collect();
+                }
+            }
             Some(CREATE_TRIAL) => {
                 let mut t = Trial { state: op["state"].as_u64(), ..Trial::default() };
-                t.value = op["value"].as_f64().or_else(|| op["values"][0].as_f64());
+                t.values = values_of(&op);
                 if let (Some(params), Some(distributions)) = (op["params"].as_object(), op["distributions"].as_object())
                 {
                     for (name, internal) in params {
@@ -204,7 +265,7 @@ fn optuna_journal(text: &str) -> std::result::Result<EarlierRun, String> {
             Some(SET_TRIAL_STATE_VALUES) => {
                 let id = trial(&mut trials)?;
                 trials[id].state = op["state"].as_u64();
-                trials[id].value = op["values"][0].as_f64();
+                trials[id].values = values_of(&op);
             }
             Some(SET_TRIAL_SYSTEM_ATTR) => {
                 let id = trial(&mut trials)?;
@@ -219,15 +280,23 @@ fn optuna_journal(text: &str) -> std::result::Result<EarlierRun, String> {
     if studies != 1 {
         return Err(format!("holds {studies} studies; a warm start reads a journal of one"));
     }
+    let first_sign = if directions.first() == Some(&Direction::Max) { -1.0 } else { 1.0 };
     let evaluations = trials
         .into_iter()
         .map(|t| Earlier {
             params: t.params,
-            loss: t.value.filter(|_| t.state == Some(COMPLETE)).unwrap_or(f64::INFINITY),
+            loss: t.values.first().filter(|_| t.state == Some(COMPLETE)).map_or(f64::INFINITY, |v| first_sign * v),
+            values: t.values,
             constraints: t.constraints,
         })
         .collect();
-    Ok(EarlierRun { params: kinds, evaluations })
+    let named = metric_names.len() == directions.len();
+    let objectives = directions
+        .iter()
+        .enumerate()
+        .map(|(k, d)| EarlierObjective { name: named.then(|| metric_names[k].clone()), direction: Some(*d) })
+        .collect();
+    Ok(EarlierRun { params: kinds, objectives, evaluations })
 }
 
 /// Record `name = internal` (Optuna's internal representation under the distribution `d`, a JSON
