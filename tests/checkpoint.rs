@@ -231,6 +231,50 @@ fn more_generations_continue_the_run() {
     assert!(replay.workers.iter().all(|j| j.evaluated.len() == 50 && j.done));
 }
 
+/// `x` of the children of `out/trials.jsonl`'s first generation from `from` on.
+fn first_children(out: &Path, from: u64) -> Vec<f64> {
+    let text = std::fs::read_to_string(out.join("trials.jsonl")).unwrap();
+    let trials: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let generation = |t: &serde_json::Value| t["generation"].as_u64().unwrap();
+    let first = trials.iter().map(generation).filter(|g| *g >= from).min().unwrap();
+    trials.iter().filter(|t| generation(t) == first).map(|t| t["params"]["x"].as_f64().unwrap()).collect()
+}
+
+/// At a resume, and at a warm start, the workers of an island breed at once, before any hears of
+/// another's child: with the GP, whose child is its model's argmax, each bred the same one (here
+/// x within 1e-7 of the others, n = 1: 3 of 4 evaluations wasted per start). Each now works out
+/// its peers' children first.
+#[test]
+fn the_first_children_of_a_resume_and_of_a_warm_start_differ_between_the_workers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = tmp.path().join("space.toml");
+    std::fs::write(
+        &space,
+        "[params]\nx = { type = \"float\", low = -1.0, high = 1.0 }\nn = { type = \"int\", low = 1, high = 5 }\n",
+    )
+    .unwrap();
+    let trial = r#"awk -v x="${1#--x=}" -v n="${2#--n=}" 'BEGIN { printf "propulate: loss=%.12g\n", x * x + n * n }'"#;
+    let run = |transport, name: &str, flags: &[&str]| {
+        let mut cmd = common::launch(transport, 4);
+        cmd.args(["--propagator", "gp", "--seed", "1", "--quiet"]).args(flags).arg("--space").arg(&space);
+        let dir = tmp.path().join(name);
+        cmd.arg("--checkpoint").arg(dir.join("ck")).arg("--out").arg(&dir);
+        cmd.args(["--", "sh", "-c", trial, "trial"]);
+        common::succeeded(&run_with_timeout(cmd, Duration::from_secs(300)));
+        dir
+    };
+    let first = run(common::Transport::Mpi, "first", &["--generations", "3"]);
+    run(common::Transport::Mpi, "first", &["--generations", "4"]);
+    let checkpoint = first.join("ck").display().to_string();
+    let second = run(common::Transport::Local, "second", &["--generations", "1", "--warm-start", &checkpoint]);
+    for children in [first_children(&first, 3), first_children(&second, 0)] {
+        assert_eq!(children.len(), 4);
+        for (i, a) in children.iter().enumerate() {
+            assert!(children[i + 1..].iter().all(|b| (a - b).abs() > 1e-5), "{children:?}");
+        }
+    }
+}
+
 /// Under mpirun every worker root's clean end leaves a snapshot of its whole journal
 /// (`PROPULATE_SNAPSHOT_BYTES=0` makes every journal worth one): the next resume reads the snapshots
 /// and parses nothing, and they hold what parsing the segments gives.

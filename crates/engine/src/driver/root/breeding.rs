@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use propulate_core::error::Error as CoreError;
 use propulate_core::individual::{Individual, IndividualId};
-use propulate_core::propagator::Excluding;
+use propulate_core::propagator::{Breeder, Excluding, WithPeers};
 
 use super::RootWorker;
 use crate::error::Result;
@@ -18,6 +18,11 @@ use crate::transport::Communicator;
 /// How many workers' members with a gone state one breeding leaves out before it gives up (the
 /// evaluation then fails with the reason, and its member goes on at its next one).
 const MAX_GONE: usize = 16;
+
+/// The most peers' children a worker works out before its first child of a start: each costs a
+/// breed (the GP's up to about 0.2 s), once per start; a worker further down a large island
+/// foresees the nearest before it.
+const PEERS_FORESEEN: usize = 16;
 
 impl RootWorker<'_, '_> {
     /// The child of `generation`, announced to the island when the propagator models running
@@ -44,7 +49,9 @@ impl RootWorker<'_, '_> {
         let mut children = if let Some(values) = self.enqueued_for(generation) {
             vec![Individual::new(values.clone())]
         } else if gone.is_empty() {
-            self.propagator.propagate_as(breeder, &self.population, space, &mut self.rng)?
+            let peers = self.peers_children(generation)?;
+            let pool = WithPeers { pool: &self.population, peers: &peers };
+            self.propagator.propagate_as(breeder, &pool, space, &mut self.rng)?
         } else {
             let pool = Excluding { pool: &self.population, gone };
             self.propagator.propagate_as(breeder, &pool, space, &mut self.rng)?
@@ -80,16 +87,58 @@ impl RootWorker<'_, '_> {
         Ok(ind)
     }
 
-    /// The configuration known in advance that is this worker's child of `generation`, if any:
+    /// The children the island's workers before this one breed at the same moment, when this is
+    /// the first breed of a start (a resume, a warm start: every worker breeds at once, before any
+    /// hears of another's child) of a propagator that models running evaluations: worked out in
+    /// the island's order, each as running for the next ([`WithPeers`]), so that a model's
+    /// argmax does not give every worker the same child. At most [`PEERS_FORESEEN`] of them (the
+    /// nearest before this one); none elsewhere, and none in a fresh run (its first children are
+    /// drawn at random). An enqueued configuration is that peer's child as it is.
+    fn peers_children(&mut self, generation: u64) -> Result<Vec<Individual>> {
+        let first_of_start = generation == self.breeder(generation).since;
+        // Population-based training's children continue their workers' own members: nothing to
+        // foresee, and a peer's member taken for running would change whom it ranks.
+        let models = self.propagator.models_running() && self.propagator.training_state_keep_s().is_none();
+        if !(first_of_start && models) || self.population.active_len() == 0 {
+            return Ok(Vec::new());
+        }
+        let own = self.index_in_island as usize;
+        let island_first = self.worker - own;
+        let mut peers: Vec<Individual> = Vec::new();
+        for peer in island_first + own.saturating_sub(PEERS_FORESEEN)..self.worker {
+            let mut child = match self.enqueued_of(peer, generation) {
+                Some(values) => Individual::new(values.clone()),
+                None => {
+                    let breeder = Breeder { worker: peer as u32, ..self.breeder(generation) };
+                    let pool = WithPeers { pool: &self.population, peers: &peers };
+                    let mut children = self.propagator.propagate_as(breeder, &pool, self.run.space, &mut self.rng)?;
+                    if children.len() != 1 {
+                        return Ok(Vec::new()); // refused with its reason when this worker breeds
+                    }
+                    children.remove(0)
+                }
+            };
+            child.id = IndividualId { island: self.island as u32, worker: peer as u32, generation };
+            peers.push(child);
+        }
+        Ok(peers)
+    }
+
+    /// The configuration known in advance that is this worker's child of `generation`, if any.
+    pub(super) fn enqueued_for(&self, generation: u64) -> Option<&Vec<propulate_core::Value>> {
+        self.enqueued_of(self.worker, generation)
+    }
+
+    /// The configuration known in advance that is `worker`'s child of `generation`, if any:
     /// configuration k goes to worker `k mod workers` in its generation `k / workers`, counted
     /// from the run's first generation.
-    pub(super) fn enqueued_for(&self, generation: u64) -> Option<&Vec<propulate_core::Value>> {
+    fn enqueued_of(&self, worker: usize, generation: u64) -> Option<&Vec<propulate_core::Value>> {
         let enqueued = &self.run.enqueued;
         if enqueued.is_empty() {
             return None;
         }
         let round = usize::try_from(generation.checked_sub(self.generation_offset)?).ok()?;
-        let k = round.checked_mul(self.run.layout.workers())?.checked_add(self.worker)?;
+        let k = round.checked_mul(self.run.layout.workers())?.checked_add(worker)?;
         enqueued.get(k)
     }
 
