@@ -438,6 +438,16 @@ fn report_summarizes_an_unfinished_checkpoint() {
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("best.json")).unwrap()).unwrap();
     assert_eq!(best["function"], "sphere");
     assert!(best["params"]["x0"].is_number());
+    // An export into the checkpoint under a name it does not keep would make the next resume
+    // refuse it: refused, naming the flag.
+    let mut cmd = Command::new(bin());
+    cmd.arg("report").arg(&dir).arg("--optuna-journal").arg(dir.join("study.log"));
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("--optuna-journal") && stderr.contains("is inside the checkpoint")
+    );
+    assert!(!dir.join("study.log").exists());
 }
 
 /// The kinds of run whose results `report` writes into their checkpoint: (name, flags before the

@@ -409,6 +409,18 @@ fn bad_command_trial_flags_are_clear_errors() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("`no-such-trainer-x` is not on PATH"), "{stderr}");
     assert!(!tmp.path().join("out").join("trials.csv").exists(), "no trial table: nothing ran");
+    // Results or trials written inside the checkpoint under a name it does not keep: its next
+    // resume would refuse the directory, so the first run is refused.
+    let ck = tmp.path().join("ck");
+    for (flag, place) in [("--out", ck.join("results")), ("--trials-dir", ck.join("mine"))] {
+        let mut cmd = Command::new(bin());
+        cmd.args(["--local-ranks", "1", "--space", g, "--checkpoint"]).arg(&ck).arg(flag).arg(&place);
+        cmd.args(["--", "true"]);
+        let out = run_with_timeout(cmd, Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(&format!("{flag} {} is inside the checkpoint", place.display())), "{stderr}");
+    }
     // Placeholders for some parameters only: the others are named before the run, which goes on.
     let two = tmp.path().join("two.toml");
     std::fs::write(&two, format!("{SPACE}y = {{ type = \"float\", low = 0.0, high = 1.0 }}\n")).unwrap();

@@ -13,6 +13,7 @@ mod evaluation_lines;
 pub mod flag_reference;
 pub mod front;
 mod function_task;
+mod inside_checkpoint;
 pub mod objectives;
 mod plan;
 mod propagator_flags;

@@ -148,6 +148,17 @@ impl Plan {
         let ranks_per_worker =
             args.layout.ranks_per_worker.unwrap_or_else(|| task.default_ranks_per_worker(world_size));
         let checkpoint = args.checkpoint_dir(&task.name());
+        if let Some(ck) = &checkpoint {
+            let trials = ck.join(propulate::files::trials::TRIALS_DIR);
+            let mut places = Vec::new();
+            if let Some(out) = &args.results.out {
+                places.push(("--out", out.as_path(), Some(ck.as_path())));
+            }
+            if let Some(dir) = &args.trial.trials_dir {
+                places.push(("--trials-dir", dir.as_path(), Some(trials.as_path())));
+            }
+            super::inside_checkpoint::refuse_inside(ck, &places).map_err(Error::InvalidConfig)?;
+        }
         let enqueued = match (&args.enqueue, &files.enqueue) {
             (Some(path), Some(text)) => propulate::enqueued::parse(text, &path.display().to_string())?,
             _ => Vec::new(),

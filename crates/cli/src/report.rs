@@ -38,6 +38,11 @@ fn recorded_settings(replay: &Replay) -> Map<String, Json> {
 
 pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let out = args.results.out.clone().unwrap_or_else(|| args.dir.clone());
+    let mut places = vec![("--out", out.as_path(), Some(args.dir.as_path()))];
+    if let Some(file) = &args.optuna_journal {
+        places.push(("--optuna-journal", file.as_path(), None));
+    }
+    crate::inside_checkpoint::refuse_inside(&args.dir, &places).map_err(anyhow::Error::msg)?;
     if let Some(seconds) = args.watch {
         return watch(&args.dir, &out, seconds, args.results.top_n);
     }
