@@ -119,7 +119,9 @@ fn a_program_forked_from_a_preloaded_python_runs_and_fails_as_a_fresh_one() {
         let command: Vec<&str> = command.iter().map(String::as_str).collect();
         let flags = ["--ranks-per-worker", "2", "--generations", "2", "--trial-timeout", "2", "--preload", "decimal"];
         let out = run_trials(Transport::Mpi, 2, SPACE, &flags, &command, tmp.path());
-        succeeded(&out);
+        // A run whose every evaluation failed ends with status 1.
+        let status = if reasons.is_empty() { 0 } else { 1 };
+        assert_eq!(out.status.code(), Some(status), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
         let trials = trials_jsonl(tmp.path());
         assert_eq!(trials.len(), 2, "{mode}");
         for t in &trials {
