@@ -423,16 +423,19 @@ fn bad_command_trial_flags_are_clear_errors() {
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(&format!("{flag} {} is inside the checkpoint", place.display())), "{stderr}");
     }
-    // Placeholders for some parameters only: the others are named before the run, which goes on.
+    // Placeholders for some parameters only: the others are named before the run, which goes on;
+    // so is a placeholder that names no parameter (a misspelling), not a shell's ${NAME}.
     let two = tmp.path().join("two.toml");
     std::fs::write(&two, format!("{SPACE}y = {{ type = \"float\", low = 0.0, high = 1.0 }}\n")).unwrap();
     let mut cmd = Command::new(bin());
     cmd.args(["--local-ranks", "1", "--no-checkpoint", "--quiet", "--generations", "1", "--space"]).arg(&two);
-    cmd.args(["--", "sh", "-c", "echo propulate: loss=1", "trial", "--x={x}"]);
+    cmd.args(["--", "sh", "-c", "echo propulate: loss=1; : ${HOME}", "trial", "--x={x}", "--lr={lr}"]);
     let out = run_with_timeout(cmd, Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("the trial command has placeholders but none for y: searched"), "{stderr}");
+    assert!(stderr.contains("holds {lr}, which names no parameter of the search space (it has x, y)"), "{stderr}");
+    assert!(!stderr.contains("{HOME}"), "{stderr}");
     let mut cmd = Command::new(bin());
     cmd.args(["--space", g, "--function", "sphere", "--", "true"]);
     let out = run_with_timeout(cmd, Duration::from_secs(60));

@@ -57,6 +57,32 @@ impl CommandTemplate {
         space.params().iter().map(|p| p.name.as_str()).filter(|name| !named(name)).collect()
     }
 
+    /// `{word}`s of the command that look like placeholders but name no parameter of `space` (a
+    /// misspelt `{lr}`): they reach the program as written. A `${NAME}` of a shell script is not
+    /// one, nor anything with other characters than a name's between the braces.
+    pub fn strays<'a>(&'a self, space: &SearchSpace) -> Vec<&'a str> {
+        let is_name = |n: &str| {
+            n.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        let mut strays = Vec::new();
+        for word in &self.words {
+            let mut rest = word.as_str();
+            while let Some(open) = rest.find('{') {
+                let before = &rest[..open];
+                let after = &rest[open + 1..];
+                let Some(close) = after.find('}') else { break };
+                let name = &after[..close];
+                if !before.ends_with('$') && is_name(name) && space.index_of(name).is_none() && !strays.contains(&name)
+                {
+                    strays.push(name);
+                }
+                rest = &after[close + 1..];
+            }
+        }
+        strays
+    }
+
     /// The command as given.
     pub fn words(&self) -> &[String] {
         &self.words
@@ -162,6 +188,24 @@ mod tests {
         assert_eq!(t.unnamed(&space()), ["layers", "act"]);
         let all = CommandTemplate::new(words(&["train"]), &space()).unwrap();
         assert!(all.unnamed(&space()).is_empty(), "without placeholders every parameter is appended");
+    }
+
+    #[test]
+    fn placeholders_that_name_no_parameter_are_told() {
+        let t = CommandTemplate::new(
+            words(&[
+                "train.sh",
+                "--lr={rate}",
+                "--act={act}",
+                "--x={layrs}{lr}{rate}",
+                "${HOME}",
+                "{ print $1 }",
+                "{2x}",
+            ]),
+            &space(),
+        )
+        .unwrap();
+        assert_eq!(t.strays(&space()), ["rate", "layrs"]);
     }
 
     #[test]

@@ -152,17 +152,29 @@ impl CommandTrial {
     }
 
     /// What a researcher should know before the run starts: the parameters the command's
-    /// placeholders leave out.
+    /// placeholders leave out, and placeholders that name no parameter (a misspelling).
     pub fn notices(&self) -> Vec<String> {
+        let mut notices = Vec::new();
         let unnamed = self.template.unnamed(&self.space);
-        if unnamed.is_empty() {
-            return Vec::new();
+        if !unnamed.is_empty() {
+            notices.push(format!(
+                "the trial command has placeholders but none for {}: searched, they reach the program only in \
+                 PROPULATE_PARAMS (without placeholders every parameter is appended as --name=value)",
+                unnamed.join(", ")
+            ));
         }
-        vec![format!(
-            "the trial command has placeholders but none for {}: searched, they reach the program only in \
-             PROPULATE_PARAMS (without placeholders every parameter is appended as --name=value)",
-            unnamed.join(", ")
-        )]
+        let strays = self.template.strays(&self.space);
+        if !strays.is_empty() {
+            let braced: Vec<String> = strays.iter().map(|s| format!("{{{s}}}")).collect();
+            let names: Vec<&str> = self.space.params().iter().map(|p| p.name.as_str()).collect();
+            notices.push(format!(
+                "the trial command holds {}, which names no parameter of the search space (it has {}): the program \
+                 gets it as written",
+                braced.join(", "),
+                names.join(", ")
+            ));
+        }
+        notices
     }
 
     /// The environment every process of this rank's trials gets besides the trial's own: the GPUs,
