@@ -135,3 +135,17 @@ fn a_watch_interval_below_a_tenth_of_a_second_is_refused() {
         assert!(stderr.contains("--watch takes seconds, at least 0.1"), "{bad}: {stderr}");
     }
 }
+
+/// A directory that is no checkpoint (a stray file beside a manifest) stays one: the watch ends
+/// with the error within its bound (10 s) instead of trying again for ever.
+#[test]
+fn a_watch_on_what_is_no_checkpoint_ends_with_the_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("manifest.json"), "").unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.arg("report").arg(tmp.path()).arg("--watch=0.5");
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("manifest.json") && stderr.contains("--watch gives up"), "{stderr}");
+}

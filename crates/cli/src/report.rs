@@ -4,9 +4,9 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use serde_json::{Map, Value as Json, json};
 
 use propulate::files::OutputFile;
@@ -69,6 +69,9 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
 /// Shortest `--watch` interval: reading a large checkpoint more often would compete with the run.
 const MIN_WATCH_S: f64 = 0.1;
 
+/// How long `--watch` tries again on a checkpoint it cannot read before it ends with the error.
+const WATCH_GIVES_UP: Duration = Duration::from_secs(10);
+
 /// Rewrite `out/report.html` whenever the checkpoint in `dir` has grown, every `seconds`, until
 /// the run it saw running has ended (every worker ended cleanly). Started on a run that has
 /// already ended, it writes the report and waits for a resume: a resume is often a queued job.
@@ -79,7 +82,7 @@ fn watch(dir: &Path, out: &Path, seconds: f64, top_n: usize) -> anyhow::Result<E
     if seconds.is_nan() || seconds < MIN_WATCH_S || seconds.is_infinite() {
         bail!("--watch takes seconds, at least {MIN_WATCH_S}; got {seconds}");
     }
-    std::fs::create_dir_all(out)?;
+    std::fs::create_dir_all(out).with_context(|| format!("--out {}", out.display()))?;
     let file: PathBuf = out.join(OutputFile::Report.name());
     say(&format!(
         "watching {} every {seconds} s; the report: {} (ends with the run, or Ctrl-C)\n",
@@ -94,9 +97,17 @@ fn watch(dir: &Path, out: &Path, seconds: f64, top_n: usize) -> anyhow::Result<E
             eprintln!("propulate-rs: {message}");
         }
     };
+    // An error that outlasts this is the checkpoint's, not a write caught half-way (the manifest
+    // is replaced whole, a journal's torn last line is left for the next look).
+    let mut failing_since: Option<Instant> = None;
     loop {
-        match read_checkpoint(dir) {
+        let read = read_checkpoint(dir);
+        failing_since = if read.is_err() { failing_since.or(Some(Instant::now())) } else { None };
+        match read {
             Ok(None) => tell_once(format!("no checkpoint in {} yet; waiting for one", dir.display())),
+            Err(e) if failing_since.is_some_and(|t| t.elapsed() >= WATCH_GIVES_UP) => {
+                bail!("{e} (for {} s; --watch gives up)", WATCH_GIVES_UP.as_secs())
+            }
             Err(e) => tell_once(format!("cannot read the checkpoint yet ({e}); trying again")),
             Ok(Some(replay)) => {
                 let done = replay.workers.iter().all(|w| w.done);
