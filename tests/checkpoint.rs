@@ -231,6 +231,24 @@ fn more_generations_continue_the_run() {
     assert!(replay.workers.iter().all(|j| j.evaluated.len() == 50 && j.done));
 }
 
+/// A resume with no more generations than the checkpoint's run did evaluates nothing, and says so
+/// instead of ending as if it had run.
+#[test]
+fn a_resume_with_nothing_left_to_do_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ck = tmp.path().join("ck");
+    for generations in ["4", "3"] {
+        let mut cmd = Command::new(bin());
+        cmd.args(["--local-ranks", "2", "--function", "sphere", "--quiet", "--generations", generations]);
+        cmd.arg("--checkpoint").arg(&ck);
+        let out = run_with_timeout(cmd, Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let said = "nothing was evaluated: the checkpoint's run had already ended (--generations 3; a larger";
+        assert_eq!(stderr.contains(said), generations == "3", "{stderr}");
+    }
+}
+
 /// `x` of the children of `out/trials.jsonl`'s first generation from `from` on.
 fn first_children(out: &Path, from: u64) -> Vec<f64> {
     let text = std::fs::read_to_string(out.join("trials.jsonl")).unwrap();

@@ -202,5 +202,14 @@ pub(crate) fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResu
     if result.all_failed() {
         eprintln!("propulate-rs: error: all {} evaluations failed; there is no best configuration", result.evaluations);
     }
+    if result.resumed > 0 && result.evaluations == result.resumed {
+        let generations = plan.config.generations;
+        let more = if generations < propulate::config::MAX_GENERATIONS {
+            format!(" (--generations {generations}; a larger value goes on)")
+        } else {
+            String::new()
+        };
+        eprintln!("propulate-rs: nothing was evaluated: the checkpoint's run had already ended{more}");
+    }
     Ok(())
 }
