@@ -229,6 +229,7 @@ fn more_generations_continue_the_run() {
     small_run(tmp.path(), 50);
     let replay = read_checkpoint(tmp.path()).unwrap().unwrap();
     assert!(replay.workers.iter().all(|j| j.evaluated.len() == 50 && j.done));
+    assert_eq!(replay.manifest.config.generations, 50, "the manifest records the latest (report shows it)");
 }
 
 /// A resume with no more generations than the checkpoint's run did evaluates nothing, and says so
