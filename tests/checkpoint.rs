@@ -229,7 +229,15 @@ fn more_generations_continue_the_run() {
     small_run(tmp.path(), 50);
     let replay = read_checkpoint(tmp.path()).unwrap().unwrap();
     assert!(replay.workers.iter().all(|j| j.evaluated.len() == 50 && j.done));
-    assert_eq!(replay.manifest.config.generations, 50, "the manifest records the latest (report shows it)");
+    // The report says the generations the run reached, not its first start's.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = elsewhere.path().join("report");
+    let mut cmd = Command::new(bin());
+    cmd.arg("report").arg(tmp.path()).arg("--out").arg(&out);
+    assert!(run_with_timeout(cmd, Duration::from_secs(60)).status.success());
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("best.json")).unwrap()).unwrap();
+    assert_eq!(best["generations"], 50);
 }
 
 /// A resume with no more generations than the checkpoint's run did evaluates nothing, and says so

@@ -31,7 +31,12 @@ pub(crate) fn wrote_line(dir: &Path, result: &propulate::RunResult) -> String {
 /// The run's settings as its checkpoint recorded them, for best.json and the report.
 fn recorded_settings(replay: &Replay) -> Map<String, Json> {
     let mut settings = replay.manifest.extra.clone();
-    settings.extend(run_settings(&replay.manifest.config, replay.layout.workers()));
+    // The manifest holds the first start's generations; a resume may have asked for more, and
+    // the journals say how many each worker evaluated.
+    let mut config = replay.manifest.config.clone();
+    let evaluated = replay.workers.iter().map(|w| w.evaluated.len() as u64).max().unwrap_or(0);
+    config.generations = config.generations.max(evaluated);
+    settings.extend(run_settings(&config, replay.layout.workers()));
     settings.insert("ranks".into(), json!(replay.layout.world_size()));
     settings
 }

@@ -184,18 +184,11 @@ pub(crate) fn prepare(
                 fresh = true;
                 Manifest::new(cfg, space, layout, ck.extra.clone()).write(&ck.dir).map(|()| None)
             }
-            (Some(m), _) => check(&m, cfg, space, layout).and_then(|()| {
+            (Some(m), _) => check(&m, cfg, space, layout).map(|()| {
                 // A warm start was applied when the run began: its evaluations are in the journal.
                 let warm = if ck.warm_start.is_empty() { "" } else { " (its warm start was applied when it began)" };
                 observers.emit(&Event::Notice(&format!("resuming the run in {}{warm}", ck.dir.display())));
-                // The generations are the one setting a resume may change: the manifest records
-                // the most asked for, as `report` shows them.
-                let mut m = m;
-                if cfg.generations > m.config.generations {
-                    m.config.generations = cfg.generations;
-                    m.write(&ck.dir)?;
-                }
-                Ok(Some(m))
+                Some(m)
             }),
         }
     } else {
