@@ -468,6 +468,10 @@ fn report_summarizes_an_unfinished_checkpoint() {
     // An export into the checkpoint under a name it does not keep would make the next resume
     // refuse it: refused, naming the flag.
     let mut cmd = Command::new(bin());
+    cmd.arg("report").arg(&dir).args(["--top-n", "0"]);
+    let out = run_with_timeout(cmd, Duration::from_secs(60));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--top-n must be at least 1"));
+    let mut cmd = Command::new(bin());
     cmd.arg("report").arg(&dir).arg("--optuna-journal").arg(dir.join("study.log"));
     let out = run_with_timeout(cmd, Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -373,7 +373,8 @@ fn bad_command_trial_flags_are_clear_errors() {
     std::fs::write(&plain, "echo 'propulate: loss=1'\n").unwrap();
     let p = plain.to_str().unwrap();
     let a_file = p; // a regular file where a directory belongs
-    let cases: [(&[&str], &str); 13] = [
+    let cases: [(&[&str], &str); 14] = [
+        (&["--function", "sphere", "--", "true"], "--function sphere and a trial command (true) are two tasks"),
         (&["--space", s, "--", "true"], "parameter 'lr': lower bound 0.01 must be below upper bound 0.0001"),
         (&["--space", g, "--trial-timeout", "1e30", "--", "true"], "leave the flag out for no time limit"),
         (&["--space", g], "needs the trial command after `--`"),

@@ -389,6 +389,16 @@ fn an_unwritable_out_dir_and_too_many_local_ranks_fail_before_the_run() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success());
     assert!(stderr.contains("at most 1024 run as threads"), "{stderr}");
+    let output = propulate_raw(Transport::Local, 0, &[], None);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("the in-process ranks (--local-ranks N, Optimizer::run_local) must be at least 1"),
+        "{stderr}"
+    );
+    // The file itself as --out: said so, not "File exists".
+    let output = propulate_raw(Transport::Local, 1, &["--out", file.to_str().unwrap()], None);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("a-file: a file, not a directory"), "{stderr}");
 }
 
 #[test]

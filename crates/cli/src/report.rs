@@ -42,6 +42,9 @@ fn recorded_settings(replay: &Replay) -> Map<String, Json> {
 }
 
 pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    if args.results.top_n == 0 {
+        bail!("--top-n must be at least 1 (as for a run)");
+    }
     let out = args.results.out.clone().unwrap_or_else(|| args.dir.clone());
     let mut places = vec![("--out", out.as_path(), Some(args.dir.as_path()))];
     if let Some(file) = &args.optuna_journal {

@@ -37,10 +37,11 @@ fn task(
         return Ok(Box::new(CommandTask::new(args, path, text)?));
     }
     if !args.trial.command.is_empty() {
-        return Err(propulate::Error::InvalidConfig(format!(
-            "a trial command ({}) needs its search space: add --space FILE",
-            args.trial.command.join(" ")
-        )));
+        let command = args.trial.command.join(" ");
+        return Err(propulate::Error::InvalidConfig(match &args.function {
+            Some(f) => format!("--function {f} and a trial command ({command}) are two tasks: give one of them"),
+            None => format!("a trial command ({command}) needs its search space: add --space FILE"),
+        }));
     }
     if args.trial.trial_timeout.is_some() || args.trial.trials_dir.is_some() || args.trial.preload.is_some() {
         return Err(propulate::Error::InvalidConfig(

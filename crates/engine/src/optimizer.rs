@@ -247,7 +247,9 @@ impl Optimizer {
         V: LossValue,
     {
         if ranks == 0 {
-            return Err(Error::InvalidConfig("run_local needs at least one rank".into()));
+            return Err(Error::InvalidConfig(
+                "the in-process ranks (--local-ranks N, Optimizer::run_local) must be at least 1, got 0".into(),
+            ));
         }
         if ranks > MAX_LOCAL_RANKS {
             return Err(Error::InvalidConfig(format!(

@@ -74,6 +74,10 @@ pub fn write_optuna_journal(
         }));
     }
     lines.extend(ordered.iter().map(|t| trial_line(space, &distributions, declared, t)));
+    // As --out: a directory that does not exist yet is made.
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
     let tmp = path.with_extension("tmp");
     let mut file = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
     for line in &lines {

@@ -89,6 +89,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 /// can be written there (`best.json.tmp`, removed again; a checkpoint directory tolerates it). A
 /// run that found out at its end would lose its table of trials.
 pub fn check_output_dir(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::io(dir, std::io::Error::other("a file, not a directory")));
+    }
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let probe = dir.join(format!("{}{TEMPORARY_SUFFIX}", OutputFile::Best.name()));
     fs::File::create(&probe).and_then(|mut f| f.write_all(b"probe\n")).map_err(|e| Error::io(&probe, e))?;

@@ -167,10 +167,11 @@ pub(crate) fn prepare(
         match (opened.manifest, &ck.reshape_from) {
             (None, Some(old)) => reshape(old, &ck.dir, cfg, space, layout, &ck.extra).map(|(n, manifest)| {
                 observers.emit(&Event::Notice(&format!(
-                    "seeded {} with the {n} active individuals of {}, redistributed over {} islands",
+                    "seeded {} with the {n} active individuals of {}, redistributed over {} island{}",
                     ck.dir.display(),
                     old.display(),
-                    layout.islands()
+                    layout.islands(),
+                    if layout.islands() == 1 { "" } else { "s" }
                 )));
                 Some(manifest)
             }),
