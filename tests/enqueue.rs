@@ -82,6 +82,11 @@ fn a_bad_file_is_one_error_before_any_evaluation_and_a_resume_needs_the_same_fil
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("enqueued configurations: checkpoint has 1, this run has 2"), "{stderr}");
+    // As many, one edited: which one is said.
+    std::fs::write(&other, "x0,x1\n1.0,2.5\n").unwrap();
+    let out = run_with_timeout(job(dir.path(), &other), Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("enqueued configurations: configuration 1 differs"), "{stderr}");
 }
 
 #[test]

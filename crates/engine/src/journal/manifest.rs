@@ -268,11 +268,13 @@ impl Manifest {
             ));
         }
         if self.config.enqueued != config.enqueued {
-            d.push(format!(
-                "enqueued configurations: checkpoint has {}, this run has {} (give the same --enqueue)",
-                self.config.enqueued.len(),
-                config.enqueued.len()
-            ));
+            let (theirs, ours) = (&self.config.enqueued, &config.enqueued);
+            let first = theirs.iter().zip(ours).position(|(a, b)| a != b);
+            let how = match first {
+                Some(k) => format!("configuration {} differs", k + 1),
+                None => format!("checkpoint has {}, this run has {}", theirs.len(), ours.len()),
+            };
+            d.push(format!("enqueued configurations: {how} (give the same --enqueue)"));
         }
         if self.config.pollination != config.pollination {
             d.push(format!(
