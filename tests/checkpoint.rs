@@ -372,7 +372,7 @@ fn an_incompatible_resume_names_every_difference_and_touches_nothing() {
         "islands: checkpoint has sizes [2, 2], this run has [2, 2, 2]",
         "seed: checkpoint has 0, this run has 9",
         "function: checkpoint has \"sphere\", this run has \"leon\"",
-        "search space",
+        r#"search space: parameter 'x0': checkpoint has {"name":"x0","type":"float","lo":-5.12,"hi":5.12"#,
     ] {
         assert!(err.contains(expected), "missing '{expected}' in:\n{err}");
     }

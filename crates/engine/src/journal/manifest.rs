@@ -229,11 +229,7 @@ impl Manifest {
     ) -> Vec<String> {
         let mut d = Vec::new();
         if self.space != *space {
-            d.push(format!(
-                "search space: checkpoint has {}, this run has {}",
-                describe_space(&self.space),
-                describe_space(space)
-            ));
+            d.push(format!("search space: {}", space_differences(&self.space, space)));
         }
         let now = CheckpointLayout::from(layout);
         let workers = |l: &CheckpointLayout| l.world_size / l.ranks_per_worker;
@@ -348,13 +344,34 @@ fn describe_objectives(list: &[propulate_core::Objective]) -> String {
     list.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
 }
 
-fn describe_space(s: &SearchSpace) -> String {
-    let names: Vec<String> = s
-        .params()
-        .iter()
-        .map(|p| format!("{} {}", p.name, serde_json::to_string(&p.domain).unwrap_or_default()))
-        .collect();
-    format!("[{}]", names.join(", "))
+/// How the checkpoint's space differs from this run's, parameter by parameter (a whole space of
+/// 20 parameters printed twice hides the one that changed).
+fn space_differences(theirs: &SearchSpace, ours: &SearchSpace) -> String {
+    let describe = |p: &propulate_core::space::Param| serde_json::to_string(p).unwrap_or_default();
+    let find = |s: &SearchSpace, name: &str| s.params().iter().find(|p| p.name == name).cloned();
+    let mut d = Vec::new();
+    for p in theirs.params() {
+        match find(ours, &p.name) {
+            None => d.push(format!("parameter '{}' only in the checkpoint", p.name)),
+            Some(q) if q != *p => {
+                d.push(format!("parameter '{}': checkpoint has {}, this run has {}", p.name, describe(p), describe(&q)))
+            }
+            Some(_) => {}
+        }
+    }
+    for q in ours.params().iter().filter(|q| find(theirs, &q.name).is_none()) {
+        d.push(format!("parameter '{}' only in this run", q.name));
+    }
+    if d.is_empty() {
+        let names = |s: &SearchSpace| s.params().iter().map(|p| p.name.clone()).collect::<Vec<_>>().join(", ");
+        d.push(format!(
+            "the same parameters in another order (checkpoint: {}; this run: {}); the journals hold values in the \
+             checkpoint's order",
+            names(theirs),
+            names(ours)
+        ));
+    }
+    d.join("; ")
 }
 
 #[cfg(test)]
@@ -362,6 +379,19 @@ mod tests {
     use super::*;
     use propulate_core::IslandSpec;
     use serde_json::{Value as Json, json};
+
+    #[test]
+    fn a_changed_space_is_told_parameter_by_parameter() {
+        let space = |names: &[&str], hi: f64| {
+            names.iter().fold(SearchSpace::builder(), |b, n| b.float(n, 0.0, hi)).build().unwrap()
+        };
+        let d = space_differences(&space(&["a", "b"], 1.0), &space(&["a", "c"], 1.0));
+        assert_eq!(d, "parameter 'b' only in the checkpoint; parameter 'c' only in this run");
+        let d = space_differences(&space(&["a"], 1.0), &space(&["a"], 2.0));
+        assert!(d.starts_with("parameter 'a': checkpoint has {") && d.contains(r#""hi":2.0"#), "{d}");
+        let d = space_differences(&space(&["a", "b"], 1.0), &space(&["b", "a"], 1.0));
+        assert!(d.starts_with("the same parameters in another order (checkpoint: a, b; this run: b, a)"), "{d}");
+    }
 
     /// A valid manifest as JSON, edited by `edit`, written and read back; the error message.
     fn read_edited(edit: impl FnOnce(&mut Json)) -> String {
