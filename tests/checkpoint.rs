@@ -580,6 +580,11 @@ fn reshape_continues_on_other_numbers_of_workers_and_islands() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds a run of another problem"));
     assert!(!new.join("manifest.json").exists(), "a refused reshape must not create a checkpoint");
+    // The same command without --reshape-from on another number of ranks is pointed to it.
+    let mut cmd = mpirun(6);
+    cmd.arg(bin()).args(run_args(&old, &["--islands", "3", "--generations", "100", "--function", "rastrigin"]));
+    let stderr = String::from_utf8_lossy(&run_with_timeout(cmd, Duration::from_secs(120)).stderr).to_string();
+    assert!(stderr.contains("a job of another size continues it into a new directory: --reshape-from DIR"), "{stderr}");
 
     let out = reshaped(6, "rastrigin");
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -141,8 +141,19 @@ fn check(manifest: &Manifest, cfg: &RunConfig, space: &SearchSpace, layout: &Lay
     if diffs.is_empty() {
         return Ok(());
     }
+    // Only the layout differs: a job of another size continues the run into a new directory.
+    let layout_only = diffs.iter().all(|d| d.starts_with("number of workers") || d.starts_with("islands"));
+    let reshape = match &ck.reshape_from {
+        Some(old) if old == &ck.dir => {
+            "\n--reshape-from and --checkpoint name the same directory: the reshaped run needs a new one"
+        }
+        _ if layout_only => {
+            "\na job of another size continues it into a new directory: --reshape-from DIR --checkpoint NEW"
+        }
+        _ => "",
+    };
     Err(Error::Checkpoint(format!(
-        "{} holds a different run; resume it with the same settings or choose another checkpoint directory:\n  - {}",
+        "{} holds a different run; resume it with the same settings or choose another checkpoint directory:\n  - {}{reshape}",
         ck.dir.display(),
         diffs.join("\n  - ")
     )))
