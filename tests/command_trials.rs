@@ -232,7 +232,7 @@ fn a_loss_line_on_stdout_is_a_result_and_parameters_are_appended_without_placeho
 /// its end (status 1: nothing succeeded), and no process of any trial is left.
 #[test]
 fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
-    let cases: [(&str, Transport, &[&str]); 7] = [
+    let cases: [(&str, Transport, &[&str]); 8] = [
         ("exit1", Transport::Mpi, &["rank 1's process exited with status 1", "stderr ends: Traceback: boom on rank 1"]),
         ("exit1", Transport::Local, &["rank 1's process exited with status 1"]),
         ("killed", Transport::Mpi, &["rank 1's process was killed by signal 9 (SIGKILL)"]),
@@ -240,6 +240,7 @@ fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
         ("garbage", Transport::Mpi, &["is not JSON"]),
         ("silent", Transport::Mpi, &["no result: rank 0's process wrote no $PROPULATE_RESULT"]),
         ("stderr", Transport::Mpi, &["line went to stderr, which is not read: print it to stdout"]),
+        ("steps", Transport::Mpi, &["are intermediate values for early stopping; the result is a last line"]),
     ];
     for (mode, transport, reasons) in cases {
         let tmp = tempfile::tempdir().unwrap();

@@ -47,6 +47,8 @@ case "$mode" in
         ;;
     stderr)
         if [ "$RANK" = 0 ]; then echo "propulate: loss=$(square)" >&2; fi ;;
+    steps)
+        if [ "$RANK" = 0 ]; then echo "propulate: step=1 loss=$(square)"; fi ;;
     *)
         echo "fake_trial.sh: unknown mode $mode" >&2
         exit 2 ;;

@@ -453,7 +453,15 @@ impl<'t> RankLoop<'t> {
                 }
                 (None, malformed) => Err(format!(
                     "no result: rank 0's process wrote no $PROPULATE_RESULT and printed no 'propulate: loss=<number>' line{}",
-                    malformed.as_ref().map(|m| format!(" (it printed {m})")).or_else(|| self.loss_on_stderr()).unwrap_or_default()
+                    malformed
+                        .as_ref()
+                        .map(|m| format!(" (it printed {m})"))
+                        .or_else(|| self.loss_on_stderr())
+                        .or_else(|| self.last_value.map(|v| format!(
+                            " (its 'propulate: step=<n> loss=<number>' lines, the last {v}, are intermediate values \
+                             for early stopping; the result is a last line 'propulate: loss=<number>')"
+                        )))
+                        .unwrap_or_default()
                 )
                 .into()),
             },
