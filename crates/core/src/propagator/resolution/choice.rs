@@ -113,7 +113,8 @@ impl PropagatorChoice {
             }
             _ => (name, None),
         };
-        self.check_settings_belong_to(&name)?;
+        let resumed = matches!(continued, Continued::Resumed { .. });
+        self.check_settings_belong_to(&name, resumed)?;
         let (picked_spec, picked) = picked.unzip();
         let fresh = match (name.as_str(), self.reference_genetic) {
             ("ga", true) => PropagatorSpec::Ga(DefaultPropagatorConfig::reference(workers)),
@@ -158,8 +159,9 @@ impl PropagatorChoice {
         self.settings.iter().any(|s| s.field == field && s.value.as_str() == Some(value))
     }
 
-    /// Settings of another propagator than `name` are an error naming them and the fix.
-    fn check_settings_belong_to(&self, name: &str) -> Result<()> {
+    /// Settings of another propagator than `name` are an error naming them and the fix (a
+    /// `resumed` run keeps its checkpoint's propagator: only leaving them out fixes it).
+    fn check_settings_belong_to(&self, name: &str, resumed: bool) -> Result<()> {
         let owns = |s: &GivenSetting| s.owners.iter().any(|o| o == name);
         let mut misplaced: Vec<(&str, &[String])> =
             self.settings.iter().filter(|s| !owns(s)).map(|s| (s.label.as_str(), s.owners.as_slice())).collect();
@@ -172,9 +174,13 @@ impl PropagatorChoice {
         let first = owners.first().map_or("?", String::as_str);
         let family = if first == "ga" { "genetic" } else { first };
         let (verb, pronoun) = if labels.len() == 1 { ("sets", "it") } else { ("set", "them") };
+        let fix = if resumed {
+            format!("the checkpoint's, which a resume keeps: leave {pronoun} out (another propagator is a new run)")
+        } else {
+            format!("add --propagator {first}, or leave {pronoun} out")
+        };
         Err(Error::InvalidConfig(format!(
-            "{} {verb} the {family} propagator, but the propagator is {name}: add --propagator {first}, or leave \
-             {pronoun} out",
+            "{} {verb} the {family} propagator, but the propagator is {name}: {fix}",
             labels.join(", ")
         )))
     }
@@ -329,5 +335,11 @@ mod tests {
         let reference = PropagatorChoice { reference_genetic: true, ..choice(Some("gp"), vec![]) };
         assert!(e(reference).contains("--reference-genetic sets the genetic propagator"));
         assert!(e(choice(Some("sa"), vec![])).contains("unknown propagator 'sa'"));
+        // A resume keeps its checkpoint's propagator: naming another is no fix there.
+        let recorded = choice(Some("gp"), vec![]).resolve(Continued::Nothing, 4).unwrap();
+        let resumed = Continued::Resumed { checkpoint: "ck", spec: &recorded };
+        let pop = vec![given("--pop-size", &["ga"], "pop_size", json!(8))];
+        let e = choice(None, pop).resolve(resumed, 4).unwrap_err().to_string();
+        assert!(e.contains("but the propagator is gp: the checkpoint's, which a resume keeps: leave it out"), "{e}");
     }
 }
