@@ -51,8 +51,9 @@ class Trial:
         """The record as a flat dict: the params by name, then loss, failure, identity, metrics
         and objectives (a row of ``Result.to_pandas()``). A parameter named as one of the other
         keys (``loss``, ``island``, an objective, ...) is ``param_<name>``, as in trials.csv."""
-        own = {"loss", "failure", "island", "worker", "generation", "duration_s", "pruned", "number",
-               "feasible", *(self.objectives or {})}
+        # trials.csv's own columns (output.rs OWN_COLUMNS) and this dict's.
+        own = {"island", "worker", "generation", "loss", "feasible", "failure", "start", "duration_s", "pruned",
+               "last_step", "parent", "step", "steps", "exploited", "number", *(self.objectives or {})}
         row = {}
         for name, value in self.params.items():
             key = name

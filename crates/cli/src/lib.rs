@@ -62,13 +62,13 @@ pub(crate) fn full_message(e: &anyhow::Error) -> String {
     text
 }
 
-/// End with a command-line error (or `--help`): every rank of an mpirun job reads the same flags,
-/// so rank 0 alone prints it; the others exit with the same status.
+/// End with a command-line error (or `--help`): every rank of an MPI job reads the same flags, so
+/// rank 0 alone prints it and ends with its status, which becomes the job's. The others end
+/// quietly with 0, before MPI starts: one ending with an error would make mpirun kill rank 0,
+/// maybe before it has printed.
 fn exit_once(e: clap::Error) -> ! {
     if propulate::launcher::job_rank(|k| std::env::var(k).ok()).is_some_and(|rank| rank > 0) {
-        // mpirun kills the job when a rank exits with an error: give rank 0 time to print first.
-        std::thread::sleep(std::time::Duration::from_millis(500));
-        std::process::exit(e.exit_code());
+        std::process::exit(0);
     }
     e.exit()
 }

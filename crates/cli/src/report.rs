@@ -32,10 +32,13 @@ pub(crate) fn wrote_line(dir: &Path, result: &propulate::RunResult) -> String {
 fn recorded_settings(replay: &Replay) -> Map<String, Json> {
     let mut settings = replay.manifest.extra.clone();
     // The manifest holds the first start's generations; a resume may have asked for more, and
-    // the journals say how many each worker evaluated.
+    // the journals say how many each worker evaluated (with a shared budget a quick worker takes
+    // more than its share: there, only the manifest's).
     let mut config = replay.manifest.config.clone();
-    let evaluated = replay.workers.iter().map(|w| w.evaluated.len() as u64).max().unwrap_or(0);
-    config.generations = config.generations.max(evaluated);
+    if !config.shared_budget {
+        let evaluated = replay.workers.iter().map(|w| w.evaluated.len() as u64).max().unwrap_or(0);
+        config.generations = config.generations.max(evaluated);
+    }
     settings.extend(run_settings(&config, replay.layout.workers()));
     settings.insert("ranks".into(), json!(replay.layout.world_size()));
     settings

@@ -152,6 +152,10 @@ fn run_on(args: &RunArgs, cnn: Option<CnnTaskMaker>, world: &mut dyn Communicato
     if world.rank() == 0 {
         finish(args, &plan, world.size(), &result)?;
     }
+    if result.all_failed() {
+        // A rank that ends with an error ends the job: not before rank 0 has written and said it.
+        world.barrier()?;
+    }
     Ok(exit_status(&result))
 }
 

@@ -100,9 +100,13 @@ pub fn values(space: &SearchSpace, configuration: &Configuration) -> Result<Vec<
                         Err(bad(format!("parameter '{name}' has no choice '{s}' (choices: {})", choices.join(", "))))
                     }
                 },
-                // A choice that reads as a number ("32") arrives from a CSV cell as one.
+                // A choice that reads as a number ("32", "1e-3") arrives from a CSV cell as one:
+                // the choice written alike, else the one of that value.
                 (Domain::Categorical { choices }, Json::Number(n))
-                    if let Some(k) = choices.iter().position(|c| *c == n.to_string()) =>
+                    if let Some(k) = choices
+                        .iter()
+                        .position(|c| *c == n.to_string())
+                        .or_else(|| choices.iter().position(|c| c.trim().parse::<f64>().ok() == n.as_f64())) =>
                 {
                     Ok(Value::Cat(k as u32))
                 }
@@ -185,9 +189,10 @@ mod tests {
 
     #[test]
     fn a_categorical_choice_that_reads_as_a_number_is_found_from_a_csv_cell() {
-        let space = SearchSpace::builder().categorical("bs", &["16", "32", "0.5"]).build().unwrap();
-        let configs = parse("bs\n32\n0.5\n", "f").unwrap();
-        assert_eq!(all_values(&space, &configs).unwrap(), [vec![Value::Cat(1)], vec![Value::Cat(2)]]);
+        let space = SearchSpace::builder().categorical("bs", &["16", "32", "0.5", "1e-3"]).build().unwrap();
+        let configs = parse("bs\n32\n0.5\n1e-3\n", "f").unwrap();
+        let expected = [vec![Value::Cat(1)], vec![Value::Cat(2)], vec![Value::Cat(3)]];
+        assert_eq!(all_values(&space, &configs).unwrap(), expected);
         let e = all_values(&space, &parse("bs\n64\n", "f").unwrap()).unwrap_err().to_string();
         assert!(e.contains("'bs' is categorical: give one of its choices, not 64"), "{e}");
     }

@@ -88,14 +88,15 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-/// This process's rank in its job, as its launcher's variables say, before MPI is started (`None`:
-/// started directly). Lets a message that every rank would print, such as a bad flag, be printed
-/// by rank 0 alone.
+/// This process's rank in its MPI job, as its launcher's variables say, before MPI is started
+/// (`None`: started directly). Lets a message that every rank would print, such as a bad flag,
+/// be printed by rank 0 alone. A trial's process (`PROPULATE_TRIAL_DIR` set) inherits its rank's
+/// variables without being one: `None` there.
 pub fn job_rank(get: impl Fn(&str) -> Option<String>) -> Option<usize> {
-    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"]
-        .iter()
-        .find_map(|k| get(k))
-        .and_then(|v| v.trim().parse().ok())
+    if get("PROPULATE_TRIAL_DIR").is_some() {
+        return None;
+    }
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"].iter().find_map(|k| get(k)).and_then(|v| v.trim().parse().ok())
 }
 
 impl LaunchInfo {
@@ -209,7 +210,8 @@ mod tests {
         };
         assert_eq!(from(&[("OMPI_COMM_WORLD_RANK", "3"), ("SLURM_PROCID", "0")]), Some(3));
         assert_eq!(from(&[("PMI_RANK", " 1 ")]), Some(1));
-        assert_eq!(from(&[("RANK", "2")]), Some(2));
+        assert_eq!(from(&[("RANK", "2")]), None, "torchrun's RANK is no MPI job's");
+        assert_eq!(from(&[("OMPI_COMM_WORLD_RANK", "1"), ("PROPULATE_TRIAL_DIR", "t")]), None, "a trial's process");
         assert_eq!(from(&[]), None);
         assert_eq!(from(&[("SLURM_PROCID", "x")]), None);
     }

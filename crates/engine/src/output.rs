@@ -178,7 +178,8 @@ fn csv_field(s: &str) -> String {
 /// `front.csv`, and the start of `trials.csv`'s with `loss` between them.
 fn identity_and_params_header(space: &SearchSpace, objectives: &[Objective]) -> String {
     let mut out = String::from("island,worker,generation");
-    for name in param_columns(space, objectives) {
+    let objectives: Vec<String> = objectives.iter().map(|o| o.name.clone()).collect();
+    for name in param_columns(space, &objectives) {
         out.push(',');
         out.push_str(&csv_field(&name));
     }
@@ -203,6 +204,12 @@ pub const OWN_COLUMNS: [&str; 14] = [
     "exploited",
 ];
 
+/// An objective's column in trials.csv: its name, or `objective_<name>` for one named as a column
+/// of the table's own (`--objectives loss:min,params:min`: the loss column is there already).
+pub(crate) fn objective_column(name: &str) -> String {
+    if OWN_COLUMNS.contains(&name) { format!("objective_{name}") } else { name.to_string() }
+}
+
 /// Whether the trial tables have a column `name` of their own, with these objectives.
 pub(crate) fn is_own_column(name: &str, objectives: &[String]) -> bool {
     OWN_COLUMNS.contains(&name)
@@ -210,12 +217,12 @@ pub(crate) fn is_own_column(name: &str, objectives: &[String]) -> bool {
         || name.strip_prefix("constraint_").is_some_and(|k| k.parse::<usize>().is_ok())
 }
 
-/// Each parameter's column: its name, or `param_<name>` where the tables have a column of that
-/// name (a parameter called `loss` or `steps`): two columns of one name read as one in pandas.
-fn param_columns(space: &SearchSpace, objectives: &[Objective]) -> Vec<String> {
+/// Each parameter's column, with objectives of these names: its name, or `param_<name>` where the
+/// tables have a column of that name (a parameter called `loss` or `steps`): two columns of one
+/// name read as one in pandas.
+pub(crate) fn param_columns(space: &SearchSpace, objectives: &[String]) -> Vec<String> {
     let names: Vec<&str> = space.params().iter().map(|p| p.name.as_str()).collect();
-    let objectives: Vec<String> = objectives.iter().map(|o| o.name.clone()).collect();
-    let own = |n: &str| is_own_column(n, &objectives);
+    let own = |n: &str| is_own_column(n, objectives);
     names
         .iter()
         .map(|name| {
@@ -264,7 +271,8 @@ pub fn front_csv(space: &SearchSpace, objectives: &[Objective], front: &[Individ
 
 /// One row per evaluation: identity, one column per parameter (`param_<name>` where the table has
 /// a column of its name), loss, then (when the run declares
-/// objectives) one column per objective, named as declared, then (when any evaluation reported
+/// objectives) one column per objective, named as declared (`objective_<name>` for one named as a
+/// column of the table's own), then (when any evaluation reported
 /// constraints) `feasible` and `constraint_1`, `constraint_2`, ... (empty where one reported
 /// none), then failure, start, duration, then
 /// one column per metric that any evaluation recorded and that is not an objective (empty where
@@ -282,7 +290,7 @@ pub fn trials_csv(space: &SearchSpace, objectives: &[Objective], trials: &[Indiv
     out.push_str(",loss");
     for o in objectives {
         out.push(',');
-        out.push_str(&csv_field(&o.name));
+        out.push_str(&csv_field(&objective_column(&o.name)));
     }
     let constraints = trials.iter().map(|t| t.constraints.len()).max().unwrap_or(0);
     if constraints > 0 {

@@ -42,7 +42,10 @@ pub(crate) fn seed(
             )));
         }
         seen.push(same);
-        let run = read(path)?;
+        let mut run = read(path)?;
+        if !path.is_dir() && run.params.iter().all(|(_, kind)| kind.is_none()) {
+            csv_columns_as_params(&mut run, space);
+        }
         let imported = import(space, &run, &cfg.objectives, &path.display().to_string(), seeds.len() as u64)?;
         outside += imported.outside;
         failed += imported.failed;
@@ -119,8 +122,7 @@ fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
     }
     let objectives_end = ["feasible", "failure"].iter().filter_map(|h| at(h)).min().unwrap_or(header.len());
     let objective_columns = loss + 1..objectives_end.max(loss + 1);
-    let names: Vec<String> =
-        header[generation + 1..loss].iter().map(|h| param_name(h, &header[objective_columns.clone()])).collect();
+    let names: Vec<String> = header[generation + 1..loss].to_vec();
     let constraints: Vec<usize> = (1..).map_while(|k| at(&format!("constraint_{k}"))).collect();
     let mut evaluations = Vec::new();
     for (k, row) in rows.enumerate() {
@@ -138,19 +140,41 @@ fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
         let constraints = constraints.iter().filter_map(|&c| row[c].parse().ok()).collect();
         evaluations.push(Earlier { params, loss, values, constraints });
     }
+    // `objective_loss` is the objective `loss` (output::objective_column).
     let objectives = header[objective_columns]
         .iter()
-        .map(|name| EarlierObjective { name: Some(name.clone()), direction: None })
+        .map(|column| match column.strip_prefix("objective_") {
+            Some(name) if crate::output::objective_column(name) == *column => name.to_string(),
+            _ => column.clone(),
+        })
+        .map(|name| EarlierObjective { name: Some(name), direction: None })
         .collect();
     Ok(EarlierRun { params: names.into_iter().map(|n| (n, None)).collect(), objectives, evaluations })
 }
 
-/// A parameter's name from its trials.csv column: `param_loss` is `loss`, as `output::trials_csv`
-/// names a parameter called as one of the table's own columns (`objectives`' among them).
-fn param_name(column: &str, objectives: &[String]) -> String {
-    match column.strip_prefix("param_") {
-        Some(name) if crate::output::is_own_column(name, objectives) => name.into(),
-        _ => column.into(),
+/// A trials.csv's columns renamed to the parameters of `space` they hold: the table names a
+/// parameter called as one of its own columns `param_<name>` (output::param_columns, with the
+/// earlier run's objectives), which only the space can undo exactly.
+fn csv_columns_as_params(run: &mut EarlierRun, space: &SearchSpace) {
+    let objectives: Vec<String> = run.objectives.iter().filter_map(|o| o.name.clone()).collect();
+    let columns = crate::output::param_columns(space, &objectives);
+    let rename = |column: &str| -> Option<String> {
+        let k = columns.iter().position(|c| c == column)?;
+        Some(space.params()[k].name.clone()).filter(|name| name != column)
+    };
+    for (name, _) in &mut run.params {
+        if let Some(new) = rename(name) {
+            *name = new;
+        }
+    }
+    for e in &mut run.evaluations {
+        let renamed: Vec<(String, String)> =
+            e.params.keys().filter_map(|c| rename(c).map(|n| (c.clone(), n))).collect();
+        let mut values: Vec<(String, Json)> =
+            renamed.iter().map(|(c, n)| (n.clone(), e.params.remove(c).unwrap())).collect();
+        for (name, value) in values.drain(..) {
+            e.params.insert(name, value);
+        }
     }
 }
 
@@ -348,6 +372,31 @@ mod tests {
         assert_eq!((run.evaluations[0].loss, run.evaluations[0].constraints.clone()), (1.25, vec![-1.0]));
         assert!(!run.evaluations[1].params.contains_key("x") && run.evaluations[1].loss.is_infinite());
         assert!(trials_csv("a,b\n1,2\n").unwrap_err().contains("neither a checkpoint"));
+    }
+
+    /// What output::trials_csv writes, a warm start reads back: parameters named as the table's
+    /// columns (and as its prefixed names), an objective named `loss`.
+    #[test]
+    fn a_trials_csv_the_run_wrote_reads_back_whatever_its_names() {
+        use propulate_core::individual::Individual;
+        use propulate_core::{Objective, Value};
+        let space = SearchSpace::builder()
+            .float("loss", 0.0, 1.0)
+            .float("param_loss", 0.0, 1.0)
+            .int("steps", 1, 9)
+            .build()
+            .unwrap();
+        let objectives = [Objective::min("loss"), Objective::max("acc")];
+        let mut t = Individual::new(vec![Value::Float(0.25), Value::Float(0.75), Value::Int(3)]);
+        (t.loss, t.objectives) = (0.5, vec![0.5, 0.9]);
+        let text = crate::output::trials_csv(&space, &objectives, &[t]);
+        let mut run = trials_csv(&text).unwrap();
+        csv_columns_as_params(&mut run, &space);
+        let imported = import(&space, &run, &objectives, "t.csv", 0).unwrap();
+        assert_eq!(imported.individuals.len(), 1, "{text}");
+        let ind = &imported.individuals[0];
+        assert_eq!(ind.values, [Value::Float(0.25), Value::Float(0.75), Value::Int(3)]);
+        assert_eq!((ind.loss, ind.objectives.clone()), (0.5, vec![0.5, 0.9]));
     }
 
     #[test]

@@ -106,16 +106,20 @@ impl RootWorker<'_, '_> {
         let island_first = self.worker - own;
         let mut peers: Vec<Individual> = Vec::new();
         for peer in island_first + own.saturating_sub(PEERS_FORESEEN)..self.worker {
+            // A peer whose child this worker has heard of already is among the running ones.
+            if self.population.running().any(|r| r.id.worker as usize == peer) {
+                continue;
+            }
             let mut child = match self.enqueued_of(peer, generation) {
                 Some(values) => Individual::new(values.clone()),
                 None => {
                     let breeder = Breeder { worker: peer as u32, ..self.breeder(generation) };
                     let pool = WithPeers { pool: &self.population, peers: &peers };
-                    let mut children = self.propagator.propagate_as(breeder, &pool, self.run.space, &mut self.rng)?;
-                    if children.len() != 1 {
-                        return Ok(Vec::new()); // refused with its reason when this worker breeds
+                    match self.propagator.propagate_as(breeder, &pool, self.run.space, &mut self.rng) {
+                        Ok(mut children) if children.len() == 1 => children.remove(0),
+                        // A breed that fails fails with its reason when this worker breeds its own.
+                        _ => return Ok(Vec::new()),
                     }
-                    children.remove(0)
                 }
             };
             child.id = IndividualId { island: self.island as u32, worker: peer as u32, generation };
