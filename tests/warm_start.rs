@@ -191,6 +191,12 @@ fn a_space_that_does_not_match_is_refused_and_values_outside_are_left_out() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains(&format!("--warm-start {ck_a}/: given twice")), "{stderr}");
+    // The same run through two sources (its checkpoint and its trials.csv): each evaluation once.
+    let csv = dir.join("a/out/trials.csv").display().to_string();
+    let said = ok(&search(dir, "both", SPACE, &["--warm-start", &ck_a, "--warm-start", &csv]));
+    let n = WORKERS * GENERATIONS;
+    assert!(said.contains(&format!("warm start: {n} evaluations of {ck_a}, {csv}")), "{said}");
+    assert!(said.contains(&format!("0 failed, {n} given by an earlier source already")), "{said}");
     // Half the range: the evaluations with x below 0 are left out and counted.
     let half = SPACE
         .replace("x = { type = \"float\", low = -2.0, high = 2.0 }", "x = { type = \"float\", low = 0.0, high = 2.0 }");

@@ -213,7 +213,8 @@ pub struct RunArgs {
     /// `--objectives`, each objective is taken by name (by position from an Optuna study that
     /// named none), and one the earlier run lacks or runs the other way is an error; an
     /// evaluation with a value outside this space is left out, and failed ones too (the run says
-    /// how many); one source given twice is an error. They are dealt over the islands as `--reshape-from` deals, recorded in the new
+    /// how many); one source given twice is an error, and an evaluation an earlier source gave
+    /// already (the same values and loss: a run's checkpoint and its trials.csv) is imported once. They are dealt over the islands as `--reshape-from` deals, recorded in the new
     /// checkpoint (a resume does not import them again), marked `"imported": true` where they
     /// appear (`best.json`'s top lists), and not in `trials.csv`, which lists this run's
     /// evaluations; not with `--reshape-from`

@@ -30,8 +30,12 @@ pub(crate) fn seed(
     space: &SearchSpace,
     layout: &Layout,
 ) -> Result<(String, Manifest)> {
-    let (mut seeds, mut outside, mut failed) = (Vec::new(), 0, 0);
+    let (mut seeds, mut outside, mut failed, mut twice) = (Vec::new(), 0, 0, 0);
     let mut seen = Vec::new();
+    // An evaluation another source gave already (a run's checkpoint and its trials.csv, say):
+    // the same values and the same loss, to the bit.
+    let mut known: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let key = |ind: &propulate_core::Individual| format!("{:?} {}", ind.values, ind.loss.to_bits());
     for path in &ck.warm_start {
         // The same source twice would count each of its evaluations twice in every model.
         let same = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
@@ -49,7 +53,19 @@ pub(crate) fn seed(
         let imported = import(space, &run, &cfg.objectives, &path.display().to_string(), seeds.len() as u64)?;
         outside += imported.outside;
         failed += imported.failed;
-        seeds.extend(imported.individuals);
+        let keys: Vec<String> = imported.individuals.iter().map(key).collect();
+        for (ind, k) in imported.individuals.into_iter().zip(&keys) {
+            if known.contains(k) {
+                twice += 1;
+            } else {
+                seeds.push(ind);
+            }
+        }
+        known.extend(keys);
+    }
+    // Numbered anew: the left-out ones leave no gaps.
+    for (k, ind) in seeds.iter_mut().enumerate() {
+        ind.id.generation = k as u64;
     }
     // This run's workers number their generations after the imported ones.
     let offset = seeds.len() as u64;
@@ -59,9 +75,10 @@ pub(crate) fn seed(
     let (seeded, manifest) = seed_checkpoint(&ck.dir, cfg, space, layout, extra, seeds, offset)?;
     let notice = format!(
         "warm start: {seeded} evaluations of {} in {}, not evaluated again; left out: {outside} with a value \
-         outside this search space, {failed} failed",
+         outside this search space, {failed} failed{}",
         sources.join(", "),
-        ck.dir.display()
+        ck.dir.display(),
+        if twice > 0 { format!(", {twice} given by an earlier source already") } else { String::new() }
     );
     Ok((notice, manifest))
 }
