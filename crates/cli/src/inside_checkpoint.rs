@@ -4,34 +4,17 @@
 //! refuse the directory for them. `--out CKPT/results`, `--trials-dir CKPT/mine` and
 //! `report CKPT --optuna-journal CKPT/study.log` each did that: refused at the start instead.
 
-use std::path::{Component, Path, PathBuf};
-
-/// `path` made absolute against the working directory and without `.` or `..`, as far as the
-/// words say (links are not followed: a path that reaches the checkpoint through one passes).
-fn lexical(path: &Path) -> PathBuf {
-    let absolute =
-        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
-    let mut out = PathBuf::new();
-    for c in absolute.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
+use propulate::files::place::resolved;
+use std::path::Path;
 
 /// An error for the first of `paths` (each with its flag) that lies inside `checkpoint` other than
 /// where the checkpoint keeps that kind of file (`allowed`: the checkpoint itself for the result
 /// files, its `trials/` for the trials' directories).
 pub(crate) fn refuse_inside(checkpoint: &Path, paths: &[(&str, &Path, Option<&Path>)]) -> Result<(), String> {
-    let ck = lexical(checkpoint);
+    let ck = resolved(checkpoint);
     for (flag, path, allowed) in paths {
-        let p = lexical(path);
-        if p.starts_with(&ck) && allowed.is_none_or(|a| p != lexical(a)) {
+        let p = resolved(path);
+        if p.starts_with(&ck) && allowed.is_none_or(|a| p != resolved(a)) {
             return Err(format!(
                 "{flag} {} is inside the checkpoint {}, which holds only what propulate-rs writes there (its next \
                  resume would refuse the directory): choose a place outside it",

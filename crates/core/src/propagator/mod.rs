@@ -309,5 +309,4 @@ mod property_tests;
 #[cfg(test)]
 pub(crate) mod test_pools;
 mod with_peers;
-pub(crate) mod with_running;
 pub use with_peers::WithPeers;

@@ -1,7 +1,5 @@
 //! Pools for the propagators' tests.
 
-pub(crate) use super::with_running::WithRunning;
-
 /// A conditional space: the categorical `branch` picks which of the floats `xa` (branch a) and
 /// `xb` (branch b) is active.
 pub(crate) fn two_branches() -> crate::space::SearchSpace {

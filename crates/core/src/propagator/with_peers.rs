@@ -4,7 +4,9 @@
 //! propagator that models the running evaluations (the GP) would then give each worker the same
 //! child, the argmax of one model. The driver works out the peers' children first, each as
 //! running for the next, and breeds its own from this pool (a Kriging believer batch, as
-//! synchronous batch Bayesian optimization builds one).
+//! synchronous batch Bayesian optimization builds one). The same wrapper lends evaluated
+//! individuals and running children held apart as one pool: in the propagators' tests, and where
+//! the GP's composition leaves out a warm start's imported evaluations (bayesian/gp/earlier.rs).
 
 use crate::individual::{Individual, IndividualId};
 use crate::propagator::Pool;
@@ -59,7 +61,8 @@ mod tests {
     #[test]
     fn the_peers_run_beside_the_pools_own() {
         let one = |x: f64| Individual::new(vec![Value::Float(x)]);
-        let pool = crate::propagator::with_running::WithRunning { done: vec![one(0.1)], running: vec![one(0.2)] };
+        let (done, own_running) = (vec![one(0.1)], [one(0.2)]);
+        let pool = WithPeers { pool: &done, peers: &own_running };
         let peers = [one(0.3)];
         let with = WithPeers { pool: &pool, peers: &peers };
         let running: Vec<Value> = with.iter_running().map(|i| i.values[0]).collect();

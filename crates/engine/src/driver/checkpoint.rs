@@ -135,14 +135,6 @@ fn propagator_in_effect(
     Ok((Some(spec), None))
 }
 
-/// Whether two paths name one directory (`ck`, `./ck/`, a link to it).
-fn same_place(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
-}
-
 fn check(manifest: &Manifest, cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Result<()> {
     let ck = cfg.checkpoint.as_ref().expect("checkpointing is on");
     let diffs = manifest.differences(cfg, space, layout, &ck.extra);
@@ -152,7 +144,7 @@ fn check(manifest: &Manifest, cfg: &RunConfig, space: &SearchSpace, layout: &Lay
     // Only the layout differs: a job of another size continues the run into a new directory.
     let layout_only = diffs.iter().all(|d| d.starts_with("number of workers") || d.starts_with("islands"));
     let reshape = match &ck.reshape_from {
-        Some(old) if same_place(old, &ck.dir) => {
+        Some(old) if crate::files::place::same_place(old, &ck.dir) => {
             "\n--reshape-from and --checkpoint name the same directory: the reshaped run needs a new one"
         }
         _ if layout_only => {

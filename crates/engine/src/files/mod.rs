@@ -8,6 +8,7 @@
 pub mod checkpoint;
 pub mod logs;
 pub mod outputs;
+pub mod place;
 pub mod states;
 pub mod trials;
 

@@ -565,7 +565,7 @@ fn in_region(coded: &mut [Vec<f64>], bounds: &Bounds, kinds: &[CoordinateKind]) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::propagator::test_pools::WithRunning;
+    use crate::propagator::WithPeers;
     use crate::propagator::{Breeder, Cmaes, CmaesConfig, Portfolio, PropagatorSpec, Tpe, TpeConfig};
     use crate::rng::worker_rng;
 
@@ -963,19 +963,19 @@ mod tests {
             })
             .collect();
         let breed = |pool: &dyn Pool| gp.propagate(pool, &s, &mut worker_rng(9, 0)).unwrap().remove(0).values;
-        let alone = breed(&WithRunning { done: done.clone(), running: vec![] });
-        assert_eq!(breed(&WithRunning { done: done.clone(), running: vec![] }), alone, "same seed, same child");
+        let alone = breed(&WithPeers { pool: &done, peers: &[] });
+        assert_eq!(breed(&WithPeers { pool: &done, peers: &[] }), alone, "same seed, same child");
         assert!(s.contains(&alone));
         // Another worker is evaluating that very child: the model is sure of it now, and the next
         // child, from the same random stream, goes elsewhere.
-        let running = vec![Individual::new(alone.clone())];
-        let next = breed(&WithRunning { done: done.clone(), running });
+        let running = [Individual::new(alone.clone())];
+        let next = breed(&WithPeers { pool: &done, peers: &running });
         let apart =
             ((next[0].as_f64() - alone[0].as_f64()).powi(2) + (next[1].as_f64() - alone[1].as_f64()).powi(2)).sqrt();
         assert!(apart > 0.02, "{next:?} next to the running {alone:?}");
         // Running children outside the space (a mismatched message) are ignored, not modelled.
-        let stray = vec![Individual::new(vec![Value::Float(7.0), Value::Float(0.5)])];
-        assert_eq!(breed(&WithRunning { done, running: stray }), alone);
+        let stray = [Individual::new(vec![Value::Float(7.0), Value::Float(0.5)])];
+        assert_eq!(breed(&WithPeers { pool: &done, peers: &stray }), alone);
     }
 
     /// With a constraint the loss cannot see (x + y >= 1, the unconstrained minimum at the origin
@@ -1177,7 +1177,7 @@ mod tests {
                 with_loss(v, l)
             })
             .collect();
-        let pool = WithRunning { done, running: vec![] };
+        let pool = WithPeers { pool: &done, peers: &[] };
         let breed = |p: &dyn Propagator, generation| {
             let breeder = Breeder { island: 0, worker: 0, generation, since: 0 };
             p.propagate_as(breeder, &pool, &s, &mut worker_rng(4, 0)).unwrap().remove(0).values
@@ -1207,10 +1207,10 @@ mod tests {
         // gain are one batch, and the side halved once (0.4) makes the box [0.1, 0.5].
         let gp = Gp::new(&s, GpConfig::default()).unwrap();
         let region = |running: usize| {
-            let far = (0..running).map(|_| Individual::new(vec![Value::Float(0.9)])).collect();
-            let pool = WithRunning { done: pool.clone(), running: far };
-            let inputs = pool.done.iter().map(|i| gp.model.encode(&i.values)).collect();
-            let outputs = standardized(&pool.done.iter().map(|i| i.loss).collect::<Vec<f64>>());
+            let far: Vec<Individual> = (0..running).map(|_| Individual::new(vec![Value::Float(0.9)])).collect();
+            let inputs = pool.iter().map(|i| gp.model.encode(&i.values)).collect();
+            let outputs = standardized(&pool.iter().map(|i| i.loss).collect::<Vec<f64>>());
+            let pool = WithPeers { pool: &pool, peers: &far };
             let fitted = MaternGp::fit(gp.model.coordinates(), inputs, outputs).unwrap();
             let (inner, _) = gp.trust_region(gp.model.kinds(), &pool, &[0.3], &fitted, &mut worker_rng(0, 0)).unwrap();
             (inner.lower[0], inner.upper[0])

@@ -336,7 +336,7 @@ impl Propagator for Tpe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::propagator::test_pools::WithRunning;
+    use crate::propagator::WithPeers;
     use crate::rng::worker_rng;
 
     fn evaluated(space: &SearchSpace, rng: &mut PropRng, n: usize, loss: impl Fn(&[Value]) -> f64) -> Vec<Individual> {
@@ -451,7 +451,7 @@ mod tests {
             let tpe = Tpe::new(&s, TpeConfig { model, ..TpeConfig::default() }).unwrap();
             assert!(tpe.models_running());
             let breed = |running: Vec<Individual>, k: u64| {
-                let pool = WithRunning { done: done.clone(), running };
+                let pool = WithPeers { pool: &done, peers: &running };
                 tpe.propagate(&pool, &s, &mut worker_rng(9, k)).unwrap().remove(0).values
             };
             let mut moved = 0;

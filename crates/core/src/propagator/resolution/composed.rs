@@ -46,6 +46,13 @@ pub(crate) fn gp(space: &SearchSpace, config: &GpConfig) -> Result<Box<dyn Propa
             )));
         }
         after => {
+            if let Some(p) = space.params().iter().find(|p| !p.when.is_empty()) {
+                return Err(Error::InvalidPropagator(format!(
+                    "the GP hands over to CMA-ES after {after} evaluations (cmaes-after), and CMA-ES cannot search a \
+                     conditional space (parameter '{}' is active only under a condition): leave the hand-over out",
+                    p.name
+                )));
+            }
             let cmaes =
                 Cmaes::new(space, CmaesConfig { model_share: config.cmaes_model_share, ..CmaesConfig::default() })
                     .map_err(|e| Error::InvalidPropagator(format!("the GP's hand-over to CMA-ES: {e}")))?
@@ -74,5 +81,13 @@ mod tests {
         // A combinator of stages that model nothing models nothing.
         let plain = Portfolio::new(Box::new(InitUniform::fresh()), Box::new(InitUniform::fresh()), 0.5).unwrap();
         assert!(!plain.models_running());
+    }
+
+    #[test]
+    fn a_hand_over_to_cmaes_in_a_conditional_space_is_refused_once_with_what_to_do() {
+        let space = crate::propagator::test_pools::two_branches();
+        let e = gp(&space, &GpConfig { cmaes_after: 20, ..GpConfig::default() }).err().unwrap().to_string();
+        assert!(e.contains("CMA-ES cannot search a conditional space (parameter 'xa'"), "{e}");
+        assert!(e.contains("leave the hand-over out") && e.matches("invalid propagator").count() == 1, "{e}");
     }
 }

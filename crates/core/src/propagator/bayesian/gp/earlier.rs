@@ -21,8 +21,8 @@ use crate::bayes::stats::standardized;
 use crate::bayes::warp::warped;
 use crate::error::Result;
 use crate::individual::Individual;
+use crate::propagator::WithPeers;
 use crate::propagator::combinators::{breeding_through_run, call};
-use crate::propagator::with_running::WithRunning;
 use crate::propagator::{Arity, Breeder, Pool, Propagator};
 use crate::rng::PropRng;
 use crate::space::SearchSpace;
@@ -70,12 +70,12 @@ impl WhileEarlierAgrees {
         WhileEarlierAgrees { judge, inner }
     }
 
-    /// The island as `inner` should see it: whole (`None`), or its own evaluations beside what
-    /// its workers are running.
-    fn judged(&self, pool: &dyn Pool) -> Option<WithRunning> {
-        (!self.judge.imported_agree(pool)).then(|| WithRunning {
-            done: pool.iter_all().filter(|i| !i.id.is_imported()).cloned().collect(),
-            running: pool.iter_running().cloned().collect(),
+    /// The island as `inner` should see it: whole (`None`), or its own evaluations and what its
+    /// workers are running (lent as a pool by [`WithPeers`]).
+    fn judged(&self, pool: &dyn Pool) -> Option<(Vec<Individual>, Vec<Individual>)> {
+        (!self.judge.imported_agree(pool)).then(|| {
+            let own = pool.iter_all().filter(|i| !i.id.is_imported()).cloned().collect();
+            (own, pool.iter_running().cloned().collect())
         })
     }
 
@@ -87,7 +87,9 @@ impl WhileEarlierAgrees {
         rng: &mut PropRng,
     ) -> Result<Vec<Individual>> {
         match self.judged(pool) {
-            Some(own) => call(self.inner.as_ref(), breeder, &own, space, rng),
+            Some((own, running)) => {
+                call(self.inner.as_ref(), breeder, &WithPeers { pool: &own, peers: &running }, space, rng)
+            }
             None => call(self.inner.as_ref(), breeder, pool, space, rng),
         }
     }
@@ -167,9 +169,9 @@ mod tests {
         // the earlier run predicts there, and the composition sees the 12 own ones alone.
         let moved = island(0.7, 0.2, 12);
         assert!(!gp.imported_agree(&moved));
-        let own = judged.judged(&moved).expect("the imported ones left out");
-        assert_eq!(own.size(), 12);
-        assert!(own.iter_latest_bred().all(|i| !i.id.is_imported()));
+        let (own, _) = judged.judged(&moved).expect("the imported ones left out");
+        assert_eq!(own.len(), 12);
+        assert!(own.iter().all(|i| !i.id.is_imported()));
         let child = judged.propagate(&moved, &space, &mut worker_rng(3, 0)).unwrap();
         assert!(space.contains(&child[0].values));
         // Too few of its own to judge by: they stay.
