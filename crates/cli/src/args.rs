@@ -220,8 +220,9 @@ pub struct RunArgs {
     /// evaluations; not with `--reshape-from`
     #[arg(long, value_name = "PATH", conflicts_with_all = ["no_checkpoint", "reshape_from"])]
     pub warm_start: Vec<PathBuf>,
-    /// Evaluate these configurations first: a CSV file whose header names the parameters, or JSON
-    /// lines of objects (name to value); configuration k is worker `k mod workers`'s generation `k
+    /// Evaluate these configurations first: a CSV file whose header names the parameters (quoted
+    /// fields read as pandas and Python's csv module write them), JSON lines of objects (name to
+    /// value) or a JSON array of them; configuration k is worker `k mod workers`'s generation `k
     /// / workers`, so each worker evaluates its share in order before it breeds, and a resume
     /// evaluates each once. Every active parameter must be given and inside the space (an inactive
     /// conditional one may be left out or empty; else one error naming the configuration and the

@@ -12,43 +12,64 @@ use crate::space::{Domain, SearchSpace, Value};
 /// One configuration by parameter name: numbers, or a categorical's choice as a string.
 pub type Configuration = Map<String, Json>;
 
-/// The configurations in `text`: JSON lines of objects when its first line that is not blank
-/// starts with `{`, else CSV whose first line names the parameters (commas separate the fields;
-/// fields are not quoted). `source` names the text in errors (a file's path).
+/// The configurations in `text`: JSON lines of objects when its first character that is not
+/// blank is `{`, a JSON array of objects when it is `[`, else CSV whose first row names the
+/// parameters (quoted fields read as CSV writers mean them). `source` names the text in errors (a
+/// file's path).
 pub fn parse(text: &str, source: &str) -> Result<Vec<Configuration>> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-    let Some((first_no, first)) = lines.next() else {
-        return Err(bad(source, 0, "holds no configuration"));
+    let object = |json: Json, line: usize| match json {
+        Json::Object(object) => Ok(object),
+        _ => Err(bad(source, line, "is not a JSON object of parameter names to values")),
     };
-    let configurations: Vec<Configuration> = if first.trim_start().starts_with('{') {
-        std::iter::once((first_no, first))
-            .chain(lines)
+    let configurations: Vec<Configuration> = match text.trim_start().chars().next() {
+        None => return Err(bad(source, 0, "holds no configuration")),
+        Some('{') => text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
             .map(|(no, line)| match serde_json::from_str::<Json>(line) {
-                Ok(Json::Object(object)) => Ok(object),
-                Ok(_) => Err(bad(source, no + 1, "is not a JSON object of parameter names to values")),
+                Ok(json) => object(json, no + 1),
                 Err(e) => Err(bad(source, no + 1, &format!("is not JSON: {e}"))),
             })
-            .collect::<Result<_>>()?
-    } else {
-        let header: Vec<&str> = first.split(',').map(str::trim).collect();
-        if let Some(empty) = header.iter().position(|h| h.is_empty()) {
-            return Err(bad(source, first_no + 1, &format!("(the header) has an empty name in column {}", empty + 1)));
-        }
-        lines
-            .map(|(no, line)| {
-                let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-                if fields.len() != header.len() {
-                    let m = format!("has {} fields for the header's {} names", fields.len(), header.len());
-                    return Err(bad(source, no + 1, &m));
-                }
-                Ok(header.iter().zip(fields).map(|(name, field)| (name.to_string(), csv_value(field))).collect())
-            })
-            .collect::<Result<_>>()?
+            .collect::<Result<_>>()?,
+        Some('[') => match serde_json::from_str::<Json>(text) {
+            Ok(Json::Array(items)) => items.into_iter().map(|item| object(item, 0)).collect::<Result<_>>()?,
+            Ok(_) => return Err(bad(source, 0, "is not a JSON array of objects")),
+            Err(e) => return Err(bad(source, 0, &format!("is not JSON: {e}"))),
+        },
+        Some(_) => csv_configurations(text, source)?,
     };
     if configurations.is_empty() {
-        return Err(bad(source, 0, "holds no configuration (a header and no line under it)"));
+        return Err(bad(source, 0, "holds no configuration"));
     }
     Ok(configurations)
+}
+
+/// CSV: a header of parameter names (each once), then one configuration per row.
+fn csv_configurations(text: &str, source: &str) -> Result<Vec<Configuration>> {
+    let rows = crate::csv_rows::rows(text).map_err(|e| bad(source, 0, &format!("is not CSV: {e}")))?;
+    let Some((header, rows)) = rows.split_first() else {
+        return Err(bad(source, 0, "holds no configuration"));
+    };
+    let names = &header.fields;
+    if let Some(empty) = names.iter().position(String::is_empty) {
+        return Err(bad(source, header.line, &format!("(the header) has an empty name in column {}", empty + 1)));
+    }
+    if let Some(twice) = names.iter().enumerate().find_map(|(k, n)| names[..k].contains(n).then_some(n)) {
+        return Err(bad(source, header.line, &format!("(the header) names '{twice}' twice")));
+    }
+    if rows.is_empty() {
+        return Err(bad(source, 0, "holds no configuration (a header and no line under it)"));
+    }
+    rows.iter()
+        .map(|row| {
+            if row.fields.len() != names.len() {
+                let m = format!("has {} fields for the header's {} names", row.fields.len(), names.len());
+                return Err(bad(source, row.line, &m));
+            }
+            Ok(names.iter().zip(&row.fields).map(|(name, field)| (name.clone(), csv_value(field))).collect())
+        })
+        .collect()
 }
 
 /// A CSV field as JSON: a number where it reads as one (an integer where it is one), else the
@@ -90,7 +111,9 @@ pub fn values(space: &SearchSpace, configuration: &Configuration) -> Result<Vec<
             };
             match (&p.domain, given) {
                 (Domain::Float { .. }, Json::Number(n)) => Ok(Value::Float(n.as_f64().unwrap_or(f64::NAN))),
-                (Domain::Int { .. }, Json::Number(n)) => match n.as_i64() {
+                // 4.0 is 4: pandas writes an integer column with an empty cell (an inactive
+                // conditional parameter) as floats.
+                (Domain::Int { .. }, Json::Number(n)) => match n.as_i64().or_else(|| integral(n.as_f64()?)) {
                     Some(k) => Ok(Value::Int(k)),
                     None => Err(bad(format!("parameter '{name}' is an integer, not {n}"))),
                 },
@@ -131,6 +154,11 @@ pub fn values(space: &SearchSpace, configuration: &Configuration) -> Result<Vec<
         other => other,
     })?;
     Ok(values)
+}
+
+/// `x` as an integer where it is one, exactly (within f64's integers).
+fn integral(x: f64) -> Option<i64> {
+    (x.fract() == 0.0 && x.abs() < 2f64.powi(53)).then_some(x as i64)
 }
 
 /// The middle of a domain: the dormant value of an inactive parameter left out.
@@ -217,6 +245,22 @@ mod tests {
         assert!(e("{\"lr\": 0.01, \"layers\": 3, \"act\": 1}\n").contains("'act' is categorical"));
         assert!(e("\n\n").contains("holds no configuration"));
         assert!(e("lr,layers,act\n").contains("holds no configuration (a header and no line under it)"));
+        assert!(e("lr,lr,layers,act\n0.01,0.02,3,relu\n").contains("line 1, (the header) names 'lr' twice"));
+        assert!(e("[]").contains("holds no configuration"));
+        assert!(e("[{\"lr\": 0.01}, 2]").contains("is not a JSON object"));
+    }
+
+    /// What pandas and Python's csv module write: quoted fields (`csv.QUOTE_ALL`), an integer
+    /// column as floats where a cell is empty, a JSON array (`json.dump(records)`).
+    #[test]
+    fn tables_as_python_writes_them() {
+        let quoted = parse("\"lr\",\"layers\",\"act\"\n\"0.01\",\"3\",\"relu\"\n", "f").unwrap();
+        let floats = parse("lr,layers,act\n0.01,3.0,relu\n", "f").unwrap();
+        let array = parse("[{\"lr\": 0.01, \"layers\": 3.0, \"act\": \"relu\"}]", "f").unwrap();
+        let expected = vec![Value::Float(0.01), Value::Int(3), Value::Cat(0)];
+        for configs in [quoted, floats, array] {
+            assert_eq!(all_values(&space(), &configs).unwrap(), std::slice::from_ref(&expected));
+        }
     }
 
     #[test]

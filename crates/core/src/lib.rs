@@ -7,6 +7,7 @@
 
 mod bayes;
 pub mod condition;
+pub mod csv_rows;
 pub mod curve;
 pub mod early_stop;
 pub mod enqueued;

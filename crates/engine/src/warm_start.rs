@@ -126,8 +126,8 @@ fn checkpoint(dir: &Path) -> Result<EarlierRun> {
 /// some) the columns after `loss` up to `feasible` or `failure`; `constraint_1`, ... its
 /// constraints.
 fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
-    let mut rows = csv_records(text).into_iter();
-    let header = rows.next().ok_or("holds nothing")?;
+    let mut rows = propulate_core::csv_rows::rows(text)?.into_iter();
+    let header = rows.next().ok_or("holds nothing")?.fields;
     let at = |name: &str| header.iter().position(|h| h == name);
     let (Some(generation), Some(loss)) = (at("generation"), at("loss")) else {
         return Err(
@@ -142,9 +142,9 @@ fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
     let names: Vec<String> = header[generation + 1..loss].to_vec();
     let constraints: Vec<usize> = (1..).map_while(|k| at(&format!("constraint_{k}"))).collect();
     let mut evaluations = Vec::new();
-    for (k, row) in rows.enumerate() {
+    for propulate_core::csv_rows::Row { line, fields: row } in rows {
         if row.len() != header.len() {
-            return Err(format!("row {} has {} fields for the header's {}", k + 2, row.len(), header.len()));
+            return Err(format!("line {line} has {} fields for the header's {}", row.len(), header.len()));
         }
         let params = names
             .iter()
@@ -193,36 +193,6 @@ fn csv_columns_as_params(run: &mut EarlierRun, space: &SearchSpace) {
             e.params.insert(name, value);
         }
     }
-}
-
-/// The records of a CSV text: fields separated by commas, quoted with `"` where they hold a comma,
-/// a quote (doubled) or a line break, as the run writes them.
-fn csv_records(text: &str) -> Vec<Vec<String>> {
-    let (mut records, mut record, mut field) = (Vec::new(), Vec::new(), String::new());
-    let (mut quoted, mut chars) = (false, text.chars().peekable());
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') => quoted = true,
-            (false, ',') => record.push(std::mem::take(&mut field)),
-            (false, '\n') => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-            }
-            (false, '\r') => {}
-            (false, c) => field.push(c),
-        }
-    }
-    if !field.is_empty() || !record.is_empty() {
-        record.push(field);
-        records.push(record);
-    }
-    records
 }
 
 /// One trial as the journal builds it.
