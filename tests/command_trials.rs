@@ -236,7 +236,14 @@ fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
         ("exit1", Transport::Mpi, &["rank 1's process exited with status 1", "stderr ends: Traceback: boom on rank 1"]),
         ("exit1", Transport::Local, &["rank 1's process exited with status 1"]),
         ("killed", Transport::Mpi, &["rank 1's process was killed by signal 9 (SIGKILL)"]),
-        ("hang", Transport::Mpi, &["timed out: still running after 2 s (--trial-timeout)"]),
+        (
+            "hang",
+            Transport::Mpi,
+            &[
+                "timed out: still running after 2 s (--trial-timeout) (rank(s) 0, 1)",
+                "rank 1's stderr ends: waiting in all_reduce on rank 1",
+            ],
+        ),
         ("garbage", Transport::Mpi, &["is not JSON"]),
         ("silent", Transport::Mpi, &["no result: rank 0's process wrote no $PROPULATE_RESULT"]),
         ("stderr", Transport::Mpi, &["line went to stderr, which is not read: print it to stdout"]),

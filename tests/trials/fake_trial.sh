@@ -40,6 +40,7 @@ case "$mode" in
         if [ "$RANK" = 1 ]; then kill -9 $$; fi
         block ;;
     hang)
+        if [ "$RANK" = 1 ]; then echo "waiting in all_reduce on rank 1" >&2; fi
         block ;;
     garbage)
         if [ "$RANK" = 0 ]; then echo "not json" > "$PROPULATE_RESULT"; fi ;;

@@ -57,13 +57,23 @@ impl CommandTemplate {
         space.params().iter().map(|p| p.name.as_str()).filter(|name| !named(name)).collect()
     }
 
-    /// `{word}`s of the command that look like placeholders but name no parameter of `space` (a
-    /// misspelt `{lr}`): they reach the program as written. A `${NAME}` of a shell script is not
-    /// one, nor anything with other characters than a name's between the braces.
+    /// `{word}`s of the command that look like misspelt placeholders (a `{lrr}` for `{lr}`): they
+    /// reach the program as written. A word counts where it is a name a few letters from a
+    /// parameter's, or where the placeholders leave a parameter out (it may be that one's); so
+    /// awk's `'{print}'` in a command without placeholders is no stray, nor is a `${NAME}` of a
+    /// shell script, nor anything with other characters than a name's between the braces.
     pub fn strays<'a>(&'a self, space: &SearchSpace) -> Vec<&'a str> {
         let is_name = |n: &str| {
             n.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        let some_unnamed = !self.unnamed(space).is_empty();
+        let near_a_parameter = |n: &str| {
+            let n = n.to_lowercase();
+            space.params().iter().any(|p| {
+                let name = p.name.to_lowercase();
+                strsim::levenshtein(&n, &name) <= (name.chars().count() / 3).max(1)
+            })
         };
         let mut strays = Vec::new();
         for word in &self.words {
@@ -73,7 +83,11 @@ impl CommandTemplate {
                 let after = &rest[open + 1..];
                 let Some(close) = after.find('}') else { break };
                 let name = &after[..close];
-                if !before.ends_with('$') && is_name(name) && space.index_of(name).is_none() && !strays.contains(&name)
+                if !before.ends_with('$')
+                    && is_name(name)
+                    && space.index_of(name).is_none()
+                    && (some_unnamed || near_a_parameter(name))
+                    && !strays.contains(&name)
                 {
                     strays.push(name);
                 }
@@ -205,7 +219,15 @@ mod tests {
             &space(),
         )
         .unwrap();
-        assert_eq!(t.strays(&space()), ["rate", "layrs"]);
+        assert_eq!(t.strays(&space()), ["rate", "layrs"], "`layers` has no placeholder: each may be it");
+        // Every parameter placed: only names a few letters from one are strays.
+        let t =
+            CommandTemplate::new(words(&["train", "{lr}", "{layers}", "{act}", "{Act}", "{lrr}", "{rate}"]), &space())
+                .unwrap();
+        assert_eq!(t.strays(&space()), ["Act", "lrr"]);
+        // No placeholders (every parameter appended): awk's program is no stray, a misspelling is.
+        let t = CommandTemplate::new(words(&["awk", "{print}", "{layres}", "file"]), &space()).unwrap();
+        assert_eq!(t.strays(&space()), ["layres"]);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::command_line::params_json;
 use crate::fork_server::{PreloadModules, PythonCommand, ServerSpec, with_server};
 use crate::heard::{Event, Heard};
 use crate::placement::{Placement, free_port};
-use crate::process::{TrialProcess, failure_of};
+use crate::process::{TrialProcess, failure_of, log_paths};
 use crate::report_lines::{Line, parse_line, parse_result_file};
 
 /// How a trial ended other than by finishing.
@@ -361,12 +361,24 @@ impl<'t> RankLoop<'t> {
             self.publish(Event::Exited { rank: self.me, failure });
         }
         if !self.stop_published && self.outcome.is_none() {
+            let running: Vec<String> =
+                self.ended.iter().enumerate().filter(|(_, e)| !**e).map(|(r, _)| r.to_string()).collect();
             let reason = if self.deadline.is_some_and(|d| now >= d) {
                 let limit = self.trial.settings.timeout.unwrap_or_default().as_secs_f64();
-                Some(format!("timed out: still running after {limit} s (--trial-timeout)"))
+                // Which ranks hung, and what the first of them that wrote to stderr wrote last (the trial's
+                // directory holds every rank's, where the ranks share a file system).
+                let who =
+                    if self.ended.len() > 1 { format!(" (rank(s) {})", running.join(", ")) } else { String::new() };
+                let tail = running.iter().find_map(|r| {
+                    let dir = self.process.as_ref()?.stderr_path.parent()?;
+                    let tail = log_tail(&log_paths(dir, r.parse().ok()?).1);
+                    (!tail.is_empty()).then(|| format!("; rank {r}'s stderr ends: {tail}"))
+                });
+                Some(format!(
+                    "timed out: still running after {limit} s (--trial-timeout){who}{}",
+                    tail.unwrap_or_default()
+                ))
             } else if self.finish_deadline.is_some_and(|d| now >= d) {
-                let running: Vec<String> =
-                    self.ended.iter().enumerate().filter(|(_, e)| !**e).map(|(r, _)| r.to_string()).collect();
                 Some(format!(
                     "the process of rank(s) {} still ran {} s after rank 0's had ended",
                     running.join(", "),

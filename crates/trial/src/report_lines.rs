@@ -49,11 +49,14 @@ pub fn parse_line(line: &str) -> Line {
         ))
     };
     let number = |w: &str, key: &str| w.strip_prefix(key).and_then(|v| v.parse::<f64>().ok());
-    if let [constraints] = words.as_slice()
-        && let Some(list) = constraints.strip_prefix("constraints=")
-    {
-        let values: Option<Vec<f64>> =
-            list.split(',').map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite())).collect();
+    // Any line about constraints that cannot be read fails the evaluation (read as something else,
+    // it would leave the evaluation unconstrained, so feasible). Spaces around '=' and ',' are
+    // read, as Python's `", ".join(...)` writes them.
+    if let Some(after) = rest.trim_start().strip_prefix("constraints") {
+        let values: Option<Vec<f64>> = after
+            .trim_start()
+            .strip_prefix('=')
+            .and_then(|list| list.split(',').map(|v| v.trim().parse::<f64>().ok().filter(|x| x.is_finite())).collect());
         return values.map_or_else(
             || {
                 Line::BadConstraints(format!(
@@ -113,9 +116,12 @@ pub fn parse_result_file(path: &Path, text: &str, objectives: &[String]) -> Resu
             ));
         }
     }
+    // With objectives that leave out `loss`, the first stands in for it, and a "loss" the program
+    // writes besides is one of its numbers (a metric), not lost.
+    let loss_is_a_metric = !objectives.is_empty() && !objectives.iter().any(|o| o == "loss");
     let loss = match (number("loss")?, objectives.first()) {
+        (_, Some(first)) if loss_is_a_metric => number(first)?.expect("checked above"),
         (Some(loss), _) => loss,
-        (None, Some(first)) if !objectives.iter().any(|o| o == "loss") => number(first)?.expect("checked above"),
         (None, _) => return Err(format!("{} has no \"loss\"", what())),
     };
     let constraints = match map.get("constraints") {
@@ -129,7 +135,7 @@ pub fn parse_result_file(path: &Path, text: &str, objectives: &[String]) -> Resu
     };
     let metrics = map
         .iter()
-        .filter(|(k, _)| *k != "loss")
+        .filter(|(k, _)| *k != "loss" || loss_is_a_metric)
         .filter_map(|(k, v)| match v {
             serde_json::Value::Number(n) => n.as_f64().map(|x| (k.clone(), x)),
             serde_json::Value::Bool(b) => Some((k.clone(), f64::from(u8::from(*b)))),
@@ -192,7 +198,18 @@ mod tests {
         assert!(read.metrics.is_empty(), "the constraints are no metric: {:?}", read.metrics);
         assert_eq!(parse_line("propulate: constraints=0.1,-2.0"), Line::Constraints(vec![0.1, -2.0]));
         assert_eq!(parse_line("propulate: constraints=3"), Line::Constraints(vec![3.0]));
-        for bad in ["propulate: constraints=", "propulate: constraints=0.1,x", "propulate: constraints=nan"] {
+        // As Python's ", ".join writes them, and with spaces around '='.
+        assert_eq!(parse_line("propulate: constraints=0.1, -2"), Line::Constraints(vec![0.1, -2.0]));
+        assert_eq!(parse_line("propulate: constraints = 5"), Line::Constraints(vec![5.0]));
+        // Whatever else a constraints line holds fails the evaluation: read as another line, it
+        // would leave it unconstrained, so feasible.
+        for bad in [
+            "propulate: constraints=",
+            "propulate: constraints=0.1,x",
+            "propulate: constraints=nan",
+            "propulate: constraints=5 # memory",
+            "propulate: constraints 5",
+        ] {
             assert!(matches!(parse_line(bad), Line::BadConstraints(m) if m.contains("constraints=<number>")), "{bad}");
         }
     }
@@ -212,5 +229,9 @@ mod tests {
         let with_loss = ["loss".to_string(), "acc".to_string()];
         let e = parse_result_file(p, r#"{"acc": 0.5}"#, &with_loss).unwrap_err();
         assert!(e.contains(r#"no "loss""#), "{e}");
+        // A "loss" the program writes besides objectives that leave it out is one of its metrics.
+        let read = parse_result_file(p, r#"{"loss": 7.0, "val_loss": 0.25, "acc": 0.75}"#, &names).unwrap();
+        assert_eq!(read.loss, 0.25);
+        assert!(read.metrics.contains(&("loss".to_string(), 7.0)), "{:?}", read.metrics);
     }
 }
