@@ -1,4 +1,4 @@
-//! Test program: a loss that returns errors, panics and NaNs for some inputs. The run must finish,
+//! Test program: a loss that returns errors, panics, NaNs and infinities for some inputs. The run must finish,
 //! record every failure with its reason, and keep optimising. Used by tests/mpi_driver.rs.
 //!
 //! `faulty_loss OUT_DIR [RANKS_PER_WORKER]`: with 2 ranks per worker, the second rank of each worker
@@ -31,6 +31,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         if y > 0.8 {
             return Ok(f64::NAN);
+        }
+        if y < -0.8 {
+            return Ok(f64::INFINITY);
         }
         Ok(x * x + y * y)
     })?;

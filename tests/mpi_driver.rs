@@ -414,7 +414,8 @@ fn failing_losses_are_recorded_and_the_run_goes_on() {
     assert!(best["failed"].as_u64().unwrap() > 0);
     assert!(f64_of(&best, "loss") < 0.05, "optimisation went on: {best}");
     let csv = std::fs::read_to_string(dir.path().join("trials.csv")).unwrap();
-    for reason in ["the loss returned an error: x = ", "the loss panicked: x = ", "the loss is NaN"] {
+    for reason in ["the loss returned an error: x = ", "the loss panicked: x = ", "the loss is NaN", "the loss is inf"]
+    {
         assert!(csv.contains(reason), "no '{reason}' row in trials.csv");
     }
     for row in csv.lines().skip(1).filter(|r| r.contains("the loss")) {

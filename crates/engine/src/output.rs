@@ -469,8 +469,10 @@ fn totals_and_best(s: &mut String, result: &RunResult) {
         };
         // With constraints, the best is infeasible only when no evaluation met them.
         let infeasible = if b.is_feasible() { "" } else { "; infeasible: no evaluation met the constraints yet" };
+        // A pruned one is the best only when no evaluation ran to its end.
+        let pruned = if b.pruned() { "; pruned: no evaluation ran to its end" } else { "" };
         let value = result.best_value().unwrap_or_default();
-        let _ = writeln!(s, "best {value} ({born}){infeasible}");
+        let _ = writeln!(s, "best {value} ({born}){infeasible}{pruned}");
     }
 }
 
@@ -484,6 +486,20 @@ fn write_front_summary(s: &mut String, result: &RunResult) {
     let names: Vec<String> =
         result.objectives.iter().map(|o| format!("{}({})", o.name, o.direction.as_str())).collect();
     let _ = writeln!(s, "Pareto front: {} trials ({}); {}", front.len(), OutputFile::Front.name(), names.join(", "));
+    // An empty front says why: every evaluation failed, or none met the constraints.
+    if front.is_empty()
+        && let Some(b) = result.best.first()
+    {
+        match &b.failure {
+            Some(reason) if result.all_failed() => {
+                let _ = writeln!(s, "no evaluation succeeded: every one failed, as this one did: {reason}");
+            }
+            _ if !b.is_feasible() => {
+                let _ = writeln!(s, "infeasible: no evaluation met the constraints yet (front.csv is empty)");
+            }
+            _ => {}
+        }
+    }
     let shown: Vec<&Individual> = if front.len() <= FRONT_SHOWN {
         front.iter().collect()
     } else {
@@ -645,5 +661,30 @@ mod tests {
         assert_eq!(lines[2], "0       1     2.110000e0     0/0/2              lr=0.5000");
         assert_eq!(lines[3], "1       1     8.300000e-1    0/1/5              lr=0.5000");
         assert!(table.contains("best loss 8.300000e-1 (born on island 0, worker 1, generation 5)"), "{table}");
+    }
+
+    #[test]
+    fn the_last_lines_say_why_the_best_is_pruned_or_the_front_empty() {
+        let space = SearchSpace::builder().float("lr", 0.0, 1.0).build().unwrap();
+        let mut pruned = Individual::new(vec![Value::Float(0.5)]);
+        pruned.loss = 0.25;
+        pruned.curve = Some(propulate_core::curve::Curve { points: vec![(2, 0.25)], pruned: true });
+        let result = RunResult { best: vec![pruned], islands: vec![vec![]], consistent: true, ..RunResult::default() };
+        let table = summary_table(&space, &result);
+        assert!(table.contains("; pruned: no evaluation ran to its end"), "{table}");
+
+        let mut infeasible = Individual::new(vec![Value::Float(0.5)]);
+        (infeasible.loss, infeasible.objectives, infeasible.constraints) = (0.5, vec![0.5, 0.5], vec![1.0]);
+        let objectives = Objective::parse_list("a,b").unwrap();
+        let result = RunResult {
+            best: vec![infeasible],
+            objectives,
+            islands: vec![vec![]],
+            consistent: true,
+            ..RunResult::default()
+        };
+        let table = summary_table(&space, &result);
+        assert!(table.contains("Pareto front: 0 trials"), "{table}");
+        assert!(table.contains("infeasible: no evaluation met the constraints yet"), "{table}");
     }
 }

@@ -162,15 +162,67 @@ impl IslandView {
     /// The view of `population` (its front only with two or more `signs`).
     pub fn of(population: &propulate_core::population::Population, top_n: usize, signs: &[f64]) -> IslandView {
         let front = if signs.len() >= 2 { pareto_front(population.iter_best(), signs) } else { Vec::new() };
-        IslandView { top: population.best(top_n), active: population.active_len(), front }
+        let mut ranked: Vec<&Individual> = population.iter_best().collect();
+        ranked.sort_by(|a, b| reported_order(a, b));
+        IslandView { top: ranked.into_iter().take(top_n).cloned().collect(), active: population.active_len(), front }
     }
+}
+
+/// The order a run reports its best in (best.json's `loss` and `top`, the end-of-run line, a
+/// library's `best`): by the loss (the first objective with several; the islands breed by Pareto
+/// rank, which puts a front's two ends first), feasible first, and a completed evaluation before
+/// any pruned one, as Optuna's `best_trial` is never a pruned trial: a pruned training's last value
+/// was measured before its end, on a scale the completed ones' need not share.
+fn reported_order(a: &Individual, b: &Individual) -> std::cmp::Ordering {
+    (a.pruned(), a.rank_key()).cmp(&(b.pruned(), b.rank_key())).then(a.id.cmp(&b.id))
 }
 
 /// The `top_n` best distinct identities over the islands' best lists (pollination copies count once).
 fn global_best(islands: &[Vec<Individual>], top_n: usize) -> Vec<Individual> {
     let mut all: Vec<Individual> = islands.iter().flatten().cloned().collect();
-    all.sort_by(|a, b| a.rank_key().cmp(&b.rank_key()).then(a.id.cmp(&b.id)));
+    all.sort_by(reported_order);
     all.dedup_by_key(|i| i.id);
     all.truncate(top_n);
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use propulate_core::curve::Curve;
+    use propulate_core::individual::IndividualId;
+    use propulate_core::population::Population;
+    use propulate_core::space::Value;
+
+    fn individual(generation: u64, loss: f64, objectives: Vec<f64>) -> Individual {
+        let mut i = Individual::new(vec![Value::Float(loss)]);
+        i.id = IndividualId { island: 0, worker: 0, generation };
+        i.loss = loss;
+        i.objectives = objectives;
+        i
+    }
+
+    /// The reported best is by the first objective, not the islands' Pareto order (whose crowding
+    /// distance puts the front's two ends first, the last end as likely as the first), and a
+    /// completed evaluation comes before a pruned one, whatever their losses.
+    #[test]
+    fn the_reported_best_is_the_least_first_objective_of_the_completed_ones() {
+        let mut island = Population::new().rank_by_objectives(vec![1.0, 1.0]);
+        for (g, (a, b)) in [(0.9, 0.1), (0.5, 0.5), (0.1, 0.9), (0.7, 0.7)].into_iter().enumerate() {
+            island.insert(individual(g as u64, a, vec![a, b]));
+        }
+        let view = IslandView::of(&island, 2, &[1.0, 1.0]);
+        let firsts: Vec<f64> = view.top.iter().map(|i| i.objectives[0]).collect();
+        assert_eq!(firsts, [0.1, 0.5]);
+
+        let mut pruned = individual(0, 0.05, vec![]);
+        pruned.curve = Some(Curve { points: vec![(1, 0.05)], pruned: true });
+        let mut island = Population::new();
+        island.insert(pruned);
+        island.insert(individual(1, 5.0, vec![]));
+        let view = IslandView::of(&island, 2, &[]);
+        let result = RunResult::aggregate(vec![view], Tally::default(), 2, true, 1.0, Vec::new(), &[]);
+        let losses: Vec<f64> = result.best.iter().map(|i| i.loss).collect();
+        assert_eq!(losses, [5.0, 0.05], "the completed one first, the pruned one after it");
+    }
 }

@@ -107,7 +107,7 @@ fn record_constraints(ind: &mut Individual, constraints: Vec<f64>) -> Result<(),
 }
 
 /// Set the loss (and objectives) from what the loss returned, or say why the values cannot be
-/// recorded: the wrong number of them, a NaN, an infinite objective, a loss of -inf.
+/// recorded: the wrong number of them, a NaN, an infinite objective or loss.
 fn record_values(ind: &mut Individual, objectives: &[Objective], values: Vec<f64>) -> Result<(), String> {
     let names = || objectives.iter().map(|o| o.name.as_str()).collect::<Vec<_>>().join(", ");
     match (objectives.len(), values.len()) {
@@ -128,8 +128,10 @@ fn record_values(ind: &mut Individual, objectives: &[Objective], values: Vec<f64
         if x.is_nan() {
             return Err("the loss is NaN".into());
         }
-        if x == f64::NEG_INFINITY {
-            return Err("the loss is -inf".into());
+        // +inf too: a failure is recorded with loss +inf, so a "success" of +inf would read back
+        // as a failure from the journal, and the run would report it as its best loss.
+        if x.is_infinite() {
+            return Err(format!("the loss is {x}"));
         }
         ind.loss = x;
         return Ok(());
