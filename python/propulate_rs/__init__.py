@@ -1,6 +1,6 @@
 """propulate-rs from Python: asynchronous island-model hyperparameter optimization on MPI.
 
-Under ``mpirun -np 8 python -m mpi4py script.py`` (or in one process)::
+Under ``mpirun -np 8 python -m mpi4py script.py`` (in one process, leave ``islands`` out)::
 
     import propulate_rs as pr
 

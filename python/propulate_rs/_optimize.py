@@ -119,9 +119,8 @@ def _evaluation(loss, with_context, comm, objectives):
                 raise ValueError(f"the loss returned a dict without 'loss' ({', '.join(map(str, value))}): "
                                  "return a number, a dict with 'loss', or declare objectives=[...] without it")
             return 0.0  # not an objective of this run: the engine reads the metrics
-        if objectives and objectives != ["loss"]:
-            raise TypeError(f"the run declares the objectives {', '.join(objectives)}: return a dict of them, "
-                            f"not {value!r}")
+        # A number is the loss; the other objectives are what ctx.record gave (the engine takes
+        # each by name, and fails the evaluation, naming it, where one is missing).
         return _as_number("the loss", value)
 
     return evaluate
@@ -293,8 +292,10 @@ def _optimize(MPI, loss, space, comm, opts):
         _torch_environment(worker_comm)
         evaluate = _evaluation(loss, with_context, worker_comm, _objective_names(opts.get("objectives")))
         data = json.loads(_native.run(evaluate, engine_space, words, MPI._addressof(comm), name, source))
-        # World rank 0 holds every trial; every rank gets the same result.
-        data["trials"] = comm.bcast(data["trials"] if comm.rank == 0 else None, root=0)
+        # World rank 0 holds every trial, and the Pareto front of them all (the other ranks' front
+        # is of the islands' members, which pollination leaves apart): every rank gets rank 0's.
+        for key in ("trials", "front"):
+            data[key] = comm.bcast(data[key] if comm.rank == 0 else None, root=0)
         return Result(data, order=list(space))
     finally:
         worker_comm.Free()

@@ -2,6 +2,8 @@
 
 import math
 
+from ._native import OWN_COLUMNS
+
 __all__ = ["Trial", "Result"]
 
 
@@ -51,9 +53,8 @@ class Trial:
         """The record as a flat dict: the params by name, then loss, failure, identity, metrics
         and objectives (a row of ``Result.to_pandas()``). A parameter named as one of the other
         keys (``loss``, ``island``, an objective, ...) is ``param_<name>``, as in trials.csv."""
-        # trials.csv's own columns (output.rs OWN_COLUMNS) and this dict's.
-        own = {"island", "worker", "generation", "loss", "feasible", "failure", "start", "duration_s", "pruned",
-               "last_step", "parent", "step", "steps", "exploited", "number", *(self.objectives or {})}
+        # trials.csv's own columns and this dict's.
+        own = {*OWN_COLUMNS, "number", *(self.objectives or {})}
         row = {}
         for name, value in self.params.items():
             key = name
@@ -67,8 +68,9 @@ class Trial:
         if self.constraints is not None:
             row["feasible"] = self.feasible
             row.update({f"constraint_{k + 1}": c for k, c in enumerate(self.constraints)})
+        # A metric named as another key is metric_<name>, as in trials.csv.
         for name, value in (self.metrics or {}).items():
-            row.setdefault(name, value)
+            row["metric_" + name if name in row or name in (self.objectives or {}) else name] = value
         for name, value in (self.objectives or {}).items():
             row[name] = value
         return row

@@ -123,6 +123,12 @@ class Study:
         return self._native.running()
 
     @property
+    def running_trials(self):
+        """The trials asked and not told, as ``ask`` gave them (``number``, ``params``): after
+        ``Study.load``, the ones to run again and tell."""
+        return [AskedTrial(number, params) for number, params in self._native.running_trials()]
+
+    @property
     def best(self):
         """The best trial told so far (None before the first success): with constraints the
         feasible one of lowest loss, or while none is feasible the one of least violation."""

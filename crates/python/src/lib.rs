@@ -87,5 +87,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_class::<context::Context>()?;
     m.add_class::<study::Study>()?;
+    // The trial tables' own column names, so that to_dict prefixes a parameter as trials.csv does.
+    m.add("OWN_COLUMNS", propulate::output::OWN_COLUMNS.to_vec())?;
     Ok(())
 }

@@ -182,7 +182,12 @@ impl Study {
         let bad = |e: propulate::CoreError| PyValueError::new_err(e.to_string());
         let spec = if propagator == propulate::propagator::AUTO {
             if !settings.is_empty() {
-                return Err(PyValueError::new_err("propagator settings need a propagator by name, not auto"));
+                let names: Vec<&str> = settings.keys().map(String::as_str).collect();
+                return Err(PyValueError::new_err(format!(
+                    "Study() got {}: Study takes space, propagator, seed, budget and workers, and a propagator's \
+                     settings only with the propagator by name (Study(space, \"tpe\", gamma=0.1)), not with auto",
+                    names.join(", ")
+                )));
             }
             Problem::new(&space, budget, 1, 1).spec(workers).map_err(bad)?.0
         } else if settings.is_empty() {
@@ -300,6 +305,13 @@ impl Study {
     /// The numbers of the trials asked and not told yet.
     fn running(&self) -> PyResult<Vec<u64>> {
         self.with(|s| Ok(s.running.keys().copied().collect()))
+    }
+
+    /// The trials asked and not told yet, each its number and its params (a dict), as `ask` gave
+    /// them: after `load`, what to run again.
+    fn running_trials<'py>(&self, py: Python<'py>) -> PyResult<Vec<(u64, Bound<'py, pyo3::types::PyDict>)>> {
+        let (space, running) = self.with(|s| Ok((s.saved.space.clone(), s.running.clone())))?;
+        running.iter().map(|(number, ind)| Ok((*number, params_dict(py, &space, &ind.values)?))).collect()
     }
 
     /// The propagator with every setting, as JSON (`name` among them).

@@ -37,6 +37,19 @@ def test_islands_migrate_and_every_rank_gets_the_whole_result(shared_tmp):
         assert os.path.exists(os.path.join(out, "trials.csv")) and os.path.exists(os.path.join(out, "report.html"))
 
 
+def test_every_rank_gets_the_whole_front_with_pollination():
+    # Pollination leaves the islands' members apart from where they were bred: a front built from
+    # the members differed between the ranks (15 on rank 0, 13 on the others).
+    def two(params):
+        return {"loss": params["x"] ** 2, "far": (params["x"] - 2) ** 2 + params["y"] ** 2}
+
+    result = pr.optimize(two, {"x": pr.Float(-1, 3), "y": pr.Float(-1, 1)}, generations=12, islands=2,
+                         pollination=True, migration_probability=1.0, propagator="ga", seed=5,
+                         objectives=["loss:min", "far:min"], no_checkpoint=True, quiet=True)
+    front = sorted((t.island, t.worker, t.generation) for t in result.front)
+    assert len(front) >= 2 and WORLD.allgather(front) == [front] * 4
+
+
 def test_a_shared_budget_lets_the_quick_worker_go_on(shared_tmp):
     import time
 

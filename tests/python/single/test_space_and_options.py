@@ -109,6 +109,20 @@ def test_several_objectives_from_a_dict(tmp_path):
                          no_checkpoint=True, quiet=True)
     assert result.failed == 3
 
+    # A number is the loss, and ctx.record gives the other objective (python.md).
+    def recorded(params, ctx):
+        ctx.record("accuracy", 1 - params["x"] ** 2)
+        return params["x"]
+
+    result = pr.optimize(recorded, {"x": pr.Float(0, 1)}, generations=4, objectives=["loss:min", "accuracy:max"],
+                         no_checkpoint=True, quiet=True)
+    assert result.failed == 0, [t.failure for t in result.trials]
+    assert all(t.objectives["accuracy"] == 1 - t.params["x"] ** 2 for t in result.trials)
+    # Neither returned nor recorded: the evaluation fails, naming it.
+    result = pr.optimize(lambda params: params["x"], {"x": pr.Float(0, 1)}, generations=2,
+                         objectives="accuracy:max", no_checkpoint=True, quiet=True)
+    assert result.failed == 2 and "'accuracy'" in result.trials[0].failure
+
 
 def test_early_stopping_ends_hopeless_trainings_through_ctx_report():
     def loss(params, ctx):
@@ -154,6 +168,11 @@ def test_a_parameter_named_as_a_column_keeps_its_value_under_a_prefix():
     row = result.trials[0].to_dict()
     assert row["loss"] == result.trials[0].loss and row["param_param_loss"] == result.trials[0].params["loss"]
     assert 5 <= row["param_island"] <= 9 and row["island"] == 0 and 3.0 <= row["param_loss"] <= 4.0
+    # A metric named as a column or a parameter is metric_<name>, as in trials.csv.
+    result = pr.optimize(lambda p: {"loss": p["x"], "island": 7, "x": 3, "acc": 0.5}, {"x": pr.Float(0, 1)},
+                         generations=1, no_checkpoint=True, quiet=True)
+    row = result.trials[0].to_dict()
+    assert (row["metric_island"], row["metric_x"], row["acc"], row["island"]) == (7, 3, 0.5, 0), row
 
 
 def test_enqueued_configurations_are_evaluated_first_in_order():
@@ -167,6 +186,11 @@ def test_enqueued_configurations_are_evaluated_first_in_order():
     result = pr.optimize(loss, {"x": pr.Float(-2, 2), "n": pr.Int(0, 3), "act": ["relu", "tanh"]}, generations=6,
                          enqueue=known, no_checkpoint=True, quiet=True)
     assert seen[:2] == known and result.evaluations == 6
+    # As pandas' to_dict("records") gives an integer column with an empty cell: 2.0 is 2.
+    seen.clear()
+    pr.optimize(loss, {"x": pr.Float(-2, 2), "n": pr.Int(0, 3)}, generations=1, enqueue=[{"x": 0.5, "n": 2.0}],
+                no_checkpoint=True, quiet=True)
+    assert seen[0] == {"x": 0.5, "n": 2} and isinstance(seen[0]["n"], int)
     with pytest.raises(ValueError, match="enqueued configuration 1: parameter 'n' has 7, outside"):
         pr.optimize(loss, {"x": pr.Float(-2, 2), "n": pr.Int(0, 3)}, enqueue=[{"x": 0.0, "n": 7}],
                     no_checkpoint=True, quiet=True)

@@ -36,6 +36,9 @@ def test_a_study_saved_and_loaded_goes_on_where_it_was(tmp_path):
     study.save(path)
     again = pr.Study.load(path)
     assert again.running == [waiting.number] and len(again.trials) == 10
+    # The trial in flight at the save, to run again after the load.
+    [in_flight] = again.running_trials
+    assert (in_flight.number, in_flight.params) == (waiting.number, waiting.params)
     # The same seed and trials breed the same next child in both.
     assert again.ask().params == study.ask().params
     again.tell(waiting, sphere(waiting.params))
@@ -92,6 +95,9 @@ def test_enqueued_configurations_are_asked_first_and_survive_a_save(tmp_path):
         study.enqueue({"x": 0.0})
     with pytest.raises(ValueError, match="parameter 'y' is not given"):
         study.enqueue({"x": 0.0, "y": float("nan")})  # pandas' empty cell
+    # A misspelt keyword (Optuna's n_trials) is named, not taken for a propagator's setting.
+    with pytest.raises(ValueError, match="Study\\(\\) got n_trials: Study takes space, propagator"):
+        pr.Study(SPACE, n_trials=5)
 
 
 def test_a_told_dicts_other_numbers_are_the_trials_metrics():
