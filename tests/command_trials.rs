@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Transport, bin, kill_9_after, mpirun, recorded, run_with_timeout, succeeded, torch_python, trials_jsonl};
@@ -119,8 +119,8 @@ fn a_program_forked_from_a_preloaded_python_runs_and_fails_as_a_fresh_one() {
         let command: Vec<&str> = command.iter().map(String::as_str).collect();
         let flags = ["--ranks-per-worker", "2", "--generations", "2", "--trial-timeout", "2", "--preload", "decimal"];
         let out = run_trials(Transport::Mpi, 2, SPACE, &flags, &command, tmp.path());
-        // A run whose every evaluation failed ends with status 1.
-        let status = if reasons.is_empty() { 0 } else { 1 };
+        // A run whose every evaluation failed ends with status 3.
+        let status = if reasons.is_empty() { 0 } else { 3 };
         assert_eq!(out.status.code(), Some(status), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
         let trials = trials_jsonl(tmp.path());
         assert_eq!(trials.len(), 2, "{mode}");
@@ -196,6 +196,12 @@ fn every_process_gets_torchruns_environment_and_the_candidate() {
             assert_eq!(Path::new(&e["PROPULATE_TRIAL_DIR"]), dir.canonicalize().unwrap());
             assert_eq!(Path::new(&e["PROPULATE_RESULT"]), dir.canonicalize().unwrap().join("result.json"));
             assert!(e["OMP_NUM_THREADS"].parse::<usize>().unwrap() >= 1);
+            // Not the rank's place in mpirun's job (a training that starts MPI joined it as a rank
+            // it is not, and the job hung); what configures MPI stays.
+            assert!(!e.contains_key("OMPI_COMM_WORLD_RANK") && !e.contains_key("PMIX_RANK"), "{e:?}");
+            if let Ok(root) = std::env::var("OMPI_ALLOW_RUN_AS_ROOT") {
+                assert_eq!(e["OMPI_ALLOW_RUN_AS_ROOT"], root, "{e:?}");
+            }
         }
         assert_eq!(e0["MASTER_PORT"], e1["MASTER_PORT"], "both ranks of a trial meet at one port");
     }
@@ -229,7 +235,7 @@ fn a_loss_line_on_stdout_is_a_result_and_parameters_are_appended_without_placeho
 }
 
 /// One fault per run, two ranks per worker: every trial fails with its reason, the run goes on to
-/// its end (status 1: nothing succeeded), and no process of any trial is left.
+/// its end (status 3: nothing succeeded), and no process of any trial is left.
 #[test]
 fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
     let cases: [(&str, Transport, &[&str]); 8] = [
@@ -260,8 +266,8 @@ fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
             &[&fake_trial(), mode, &mark, "{x}"],
             tmp.path(),
         );
-        // Every evaluation fails: the run ends with status 1 (see the test below).
-        assert_eq!(out.status.code(), Some(1), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
+        // Every evaluation fails: the run ends with status 3 (see the test below).
+        assert_eq!(out.status.code(), Some(3), "{mode}: {}", String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8_lossy(&out.stdout);
         let trials = trials_jsonl(tmp.path());
         assert_eq!(trials.len(), 2, "{mode}");
@@ -280,12 +286,12 @@ fn a_failing_rank_fails_the_trial_and_stops_every_process_of_it() {
 /// a failing status on every rank and no "best loss inf", so that a script learns there is nothing
 /// to use.
 #[test]
-fn a_run_where_every_evaluation_failed_ends_with_status_1() {
+fn a_run_where_every_evaluation_failed_ends_with_status_3() {
     for transport in common::BOTH {
         let tmp = tempfile::tempdir().unwrap();
         let out = run_trials(transport, 2, SPACE, &["--generations", "2"], &["false"], tmp.path());
         let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert_eq!(out.status.code(), Some(1), "{transport:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(3), "{transport:?}: {stderr}");
         assert!(stderr.contains("propulate-rs: error: all 4 evaluations failed"), "{transport:?}: {stderr}");
         assert!(stdout.contains("no evaluation succeeded: every one failed, as this one did: "), "{stdout}");
         assert!(!stdout.contains("best loss"), "{stdout}");
@@ -328,6 +334,28 @@ fn a_kill_9_of_the_job_leaves_no_trial_process_and_the_resume_completes_the_budg
     for preload in [false, true] {
         kill_9_then_resume(preload);
     }
+}
+
+/// What a trial's process started (here `python3 -c 'sleep 600'` under the trial's bash, as a
+/// `bash train.sh` starts python) goes with a `kill -9` of the job too: the parent-death signal
+/// reaches only the rank's own child, the group's guard the rest.
+#[test]
+fn a_kill_9_of_the_job_takes_what_the_trials_started_with_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mark = marker("grandchild");
+    std::fs::write(tmp.path().join("space.toml"), SPACE).unwrap();
+    let mut cmd = mpirun(2);
+    cmd.arg(bin()).arg("--space").arg(tmp.path().join("space.toml"));
+    cmd.args(["--generations", "1", "--no-checkpoint", "--quiet", "--"]).args([&fake_trial(), "hang", &mark, "{x}"]);
+    let job = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let start = Instant::now();
+    // Both ranks' trials are sleeping in their grandchildren.
+    while processes_with(&mark).iter().filter(|p| p.contains("import time")).count() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(60), "the trials never started: {:?}", processes_with(&mark));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    common::kill_9_job(job);
+    assert_none_left(&mark, Duration::from_secs(10));
 }
 
 /// With `preload`, the processes are forked from a preloaded Python: it too must go with the job.

@@ -185,6 +185,11 @@ pub fn kill_9_after(mut cmd: Command, ck: &Path, evaluations: usize) {
         assert!(job.try_wait().unwrap().is_none(), "the job ended before it could be killed");
         std::thread::sleep(Duration::from_millis(20));
     }
+    kill_9_job(job);
+}
+
+/// kill -9 every rank of an mpirun `job`, then mpirun: what a node failure or the wall time does.
+pub fn kill_9_job(mut job: std::process::Child) {
     let ranks = Command::new("pgrep").arg("-P").arg(job.id().to_string()).output().unwrap();
     for pid in String::from_utf8_lossy(&ranks.stdout).split_whitespace() {
         let _ = Command::new("kill").args(["-9", pid]).status();

@@ -5,7 +5,7 @@
 # it starts, so that the test can look for leftovers with `pgrep -f MARKER`; X is the parameter.
 mode=$1 marker=$2 x=$3
 # What the trial saw, for the tests to check.
-env | grep -E '^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|GROUP_RANK|MASTER_ADDR|MASTER_PORT|PROPULATE_[A-Z_]+|OMP_NUM_THREADS)=' \
+env | grep -E '^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|GROUP_RANK|MASTER_ADDR|MASTER_PORT|PROPULATE_[A-Z_]+|OMP_NUM_THREADS|OMPI_COMM_WORLD_RANK|PMIX_RANK|OMPI_ALLOW_RUN_AS_ROOT)=' \
     | sort > "$PROPULATE_TRIAL_DIR/env-rank$RANK.txt"
 # A process that stands for a training blocked in a collective: it only ends when it is stopped.
 block() { python3 -c 'import time; time.sleep(600)' "$marker"; }

@@ -27,6 +27,57 @@ pub(crate) fn die_with_parent(cmd: &mut Command) {
     }
 }
 
+/// A small shell beside a trial's process group that kills the whole group when the rank dies. The
+/// parent-death signal reaches only the rank's own child: what that child started (`bash train.sh`
+/// running python, a launcher's workers) would outlive a `kill -9` of the job, holding its GPU.
+/// The guard gets SIGHUP at the rank's death (its own parent-death signal) and SIGKILLs the group;
+/// dropped when the trial has ended, it goes quietly.
+pub(crate) struct GroupGuard {
+    shell: std::process::Child,
+}
+
+impl GroupGuard {
+    /// A guard of the process group `pgid`; `None` where no shell can be started (the trial runs
+    /// unguarded, as before guards).
+    pub(crate) fn start(pgid: i32) -> Option<GroupGuard> {
+        let mut cmd = Command::new("/bin/sh");
+        // `$!` is the sleep, which would outlive the shell.
+        cmd.args(["-c", "trap 'kill -9 -\"$1\" \"$!\" 2>/dev/null; exit 0' HUP; sleep 2147483647 & wait"])
+            .args(["propulate-rs-trial-guard", &pgid.to_string()])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid, kill, _exit).
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGHUP as libc::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The rank died before the prctl: the guard's work is due now.
+                if libc::getppid() != parent {
+                    libc::kill(-pgid, libc::SIGKILL);
+                    libc::_exit(0);
+                }
+                Ok(())
+            });
+        }
+        cmd.spawn().ok().map(|shell| GroupGuard { shell })
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        // Its own group: the shell and its sleep.
+        // SAFETY: killpg has no memory effects.
+        unsafe {
+            libc::killpg(self.shell.id() as libc::pid_t, libc::SIGKILL);
+        }
+        let _ = self.shell.wait();
+    }
+}
+
 /// The last lines of a log, on one line (`a | b | c`), for a failure's reason: the traceback's
 /// end usually says what went wrong. Empty when the log is empty or unreadable.
 pub(crate) fn log_tail(path: &Path) -> String {

@@ -203,6 +203,10 @@ impl ForkServer {
         let log = File::create(&spec.log).map_err(cannot)?;
         let mut cmd = Command::new(spec.python);
         cmd.arg("-c").arg(SERVER_PROGRAM).arg(&modules).args(spec.command);
+        // The forked trials inherit the server's environment.
+        for name in crate::launcher_env::job_variables() {
+            cmd.env_remove(name);
+        }
         cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(log).process_group(0);
         die_with_parent(&mut cmd);

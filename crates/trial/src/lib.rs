@@ -35,6 +35,7 @@ mod command_line;
 mod evaluation;
 mod fork_server;
 mod heard;
+mod launcher_env;
 pub mod placement;
 mod process;
 mod program_check;
@@ -217,13 +218,14 @@ impl CommandTrial {
 #[cfg(test)]
 mod layering {
     /// Each module's source, to read which of its siblings it imports.
-    const MODULES: [(&str, &str); 10] = [
+    const MODULES: [(&str, &str); 11] = [
         ("bus", include_str!("bus.rs")),
         ("child", include_str!("child.rs")),
         ("command_line", include_str!("command_line.rs")),
         ("evaluation", include_str!("evaluation.rs")),
         ("fork_server", include_str!("fork_server.rs")),
         ("heard", include_str!("heard.rs")),
+        ("launcher_env", include_str!("launcher_env.rs")),
         ("placement", include_str!("placement.rs")),
         ("process", include_str!("process.rs")),
         ("program_check", include_str!("program_check.rs")),

@@ -1,7 +1,8 @@
 //! One process of a trial, started by one rank: in a process group of its own (so that stopping
 //! the trial stops whatever it started too), killed by the kernel when its rank dies (a
-//! parent-death signal: a `kill -9` of the job leaves no training behind), stdin closed, stderr
-//! to a file, stdout to a file through a reader that passes each line on.
+//! parent-death signal), with what it started (a guard kills the group: a `kill -9` of the job
+//! leaves no training behind), stdin closed, stderr to a file, stdout to a file through a reader
+//! that passes each line on.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -12,7 +13,7 @@ use std::sync::mpsc::Sender;
 
 use propulate_engine::files::trials::{output_names, stdout_pipe_name};
 
-use crate::child::die_with_parent;
+use crate::child::{GroupGuard, die_with_parent};
 use crate::fork_server::{ForkServer, PythonCommand};
 use crate::heard::Heard;
 
@@ -22,6 +23,8 @@ pub(crate) struct TrialProcess {
     pid: i32,
     /// Where its stderr goes, for the tail quoted in a failure.
     pub stderr_path: PathBuf,
+    /// Kills the group if the rank dies while it runs (what the process started too).
+    _guard: Option<GroupGuard>,
 }
 
 /// The files a rank's process writes into its trial directory.
@@ -45,6 +48,9 @@ impl TrialProcess {
         let stdout_log = File::create(&stdout_path)?;
         let stderr_log = File::create(&stderr_path)?;
         let mut cmd = Command::new(&argv[0]);
+        for name in crate::launcher_env::job_variables() {
+            cmd.env_remove(name);
+        }
         cmd.args(&argv[1..])
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
@@ -54,12 +60,13 @@ impl TrialProcess {
         die_with_parent(&mut cmd);
         let mut child = cmd.spawn()?;
         let pid = child.id() as i32;
+        let guard = GroupGuard::start(pid);
         follow_stdout(child.stdout.take().expect("stdout is piped"), stdout_log, heard.clone());
         std::thread::spawn(move || {
             let status = child.wait();
             let _ = heard.send(Heard::Exited(status.map_err(|e| e.to_string())));
         });
-        Ok(TrialProcess { pid, stderr_path })
+        Ok(TrialProcess { pid, stderr_path, _guard: guard })
     }
 
     /// Like [`TrialProcess::spawn`], but forked by this rank's preloaded Python `server`.
@@ -78,7 +85,7 @@ impl TrialProcess {
         let (pid, stdout) = server.fork(command, env, &fifo, &stderr_path)?;
         follow_stdout(stdout, stdout_log, heard.clone());
         server.report_end(heard);
-        Ok(TrialProcess { pid, stderr_path })
+        Ok(TrialProcess { pid, stderr_path, _guard: GroupGuard::start(pid) })
     }
 
     /// Send `signal` to the trial's whole process group (what the program started too); a group
