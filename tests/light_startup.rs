@@ -53,4 +53,11 @@ fn a_cnn_run_without_the_cnn_executable_says_where_it_looked() {
         )) && stderr.contains("cargo build --release --features cnn,tch"),
         "{stderr}"
     );
+    // Under mpirun, rank 0 alone says it (every rank met it before MPI started).
+    let mut job = common::mpirun(3);
+    job.arg(&alone).args(["--no-checkpoint"]);
+    let out = common::run_with_timeout(job, std::time::Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(stderr.matches("the CNN task runs in propulate-rs-cnn").count(), 1, "{stderr}");
 }

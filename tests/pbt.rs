@@ -294,7 +294,7 @@ fn a_run_whose_every_training_fails_ends() {
     assert_eq!(trials.len(), 6, "3 per worker: {stdout}");
     assert!(trials.iter().all(|t| !t["failure"].is_null()), "{trials:?}");
     assert!(stdout.contains("6 failed"), "{stdout}");
-    assert_eq!(out.status.code(), Some(1), "nothing succeeded");
+    assert_eq!(out.status.code(), Some(3), "nothing succeeded");
 }
 
 /// `cmd` with `extra` put before the trial command's `--`.
@@ -319,4 +319,12 @@ fn early_stopping_is_refused_with_the_reason() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let reason = "run it without an early stopper (the command line's --early-stop none)";
     assert!(!out.status.success() && stderr.contains(reason), "{stderr}");
+    // An earlier run's evaluations have no states to continue: no warm start either, and nothing
+    // is written.
+    let csv = tmp.path().join("earlier.csv");
+    std::fs::write(&csv, "island,worker,generation,lr,loss\n0,0,0,0.1,1.0\n").unwrap();
+    let warm = ["--warm-start", csv.to_str().unwrap()];
+    let out = run_with_timeout(before_command(job(tmp.path(), ""), &warm), Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("it takes no warm start (leave out --warm-start)"), "{stderr}");
 }

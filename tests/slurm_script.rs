@@ -75,3 +75,20 @@ exit 137"#,
     assert!(replay.workers.iter().all(|j| j.evaluated.len() == 300 && j.done));
     assert!(work.path().join("out/best.json").exists());
 }
+
+/// A run that ended with every evaluation failed (status 3) or with bad input (2) is over: its
+/// successor is cancelled, not left to resume it for nothing; a killed rank's status (1) is not.
+#[test]
+fn a_run_that_ended_cancels_its_successor_and_a_killed_one_does_not() {
+    for (status, cancelled) in [(3, true), (2, true), (1, false)] {
+        let work = tempfile::tempdir().unwrap();
+        let shims = work.path().join("bin");
+        std::fs::create_dir(&shims).unwrap();
+        shim(&shims, "sbatch", r#"echo "$@" >> "$LOG/sbatch.log"; echo 4242"#);
+        shim(&shims, "scancel", r#"echo "$@" >> "$LOG/scancel.log""#);
+        shim(&shims, "srun", &format!("exit {status}"));
+        let out = job(&shims, work.path(), 1, "100");
+        assert_eq!(out.status.code(), Some(status));
+        assert_eq!(work.path().join("scancel.log").exists(), cancelled, "status {status}");
+    }
+}

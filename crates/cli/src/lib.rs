@@ -38,7 +38,10 @@ pub fn main(cnn: Option<CnnTaskMaker>) -> ExitCode {
     let outcome = match &cli.command {
         Some(Command::Report(a)) => report::report(a),
         Some(Command::Env(a)) => env::env(a),
-        None if cnn.is_none() && trains_the_cnn(&cli.run) => hand_over_to_the_cnn_executable(),
+        // Before MPI starts, as a bad flag: rank 0 alone says the CNN executable is missing.
+        None if cnn.is_none() && trains_the_cnn(&cli.run) => {
+            hand_over_to_the_cnn_executable().inspect_err(|_| quiet_unless_rank_0())
+        }
         None => run::run(&cli.run, cnn),
     };
     match outcome {
@@ -67,10 +70,15 @@ pub(crate) fn full_message(e: &anyhow::Error) -> String {
 /// quietly with 0, before MPI starts: one ending with an error would make mpirun kill rank 0,
 /// maybe before it has printed.
 fn exit_once(e: clap::Error) -> ! {
+    quiet_unless_rank_0();
+    e.exit()
+}
+
+/// Before MPI starts, on an error every rank meets alike: ranks above 0 end here, quietly.
+fn quiet_unless_rank_0() {
     if propulate::launcher::job_rank(|k| std::env::var(k).ok()).is_some_and(|rank| rank > 0) {
         std::process::exit(0);
     }
-    e.exit()
 }
 
 /// The CNN executable's file name, beside the main binary.

@@ -159,11 +159,14 @@ fn run_on(args: &RunArgs, cnn: Option<CnnTaskMaker>, world: &mut dyn Communicato
     Ok(exit_status(&result))
 }
 
-/// Status 1, on every rank, when every evaluation failed: the run ended, its outputs are written
-/// (they hold the failures' reasons), but there is no result to use, which a script that checks
-/// the status must learn.
+/// The status of a run that ended with every evaluation failed, on every rank: its outputs are
+/// written (they hold the failures' reasons), but there is no result to use, which a script that
+/// checks the status must learn. Not 1, which a rank killed or an MPI abort gives as well: a
+/// resubmitting job script retries those, and a run that ended would be resubmitted for nothing.
+pub const ALL_FAILED_STATUS: u8 = 3;
+
 fn exit_status(result: &RunResult) -> ExitCode {
-    if result.all_failed() { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+    if result.all_failed() { ExitCode::from(ALL_FAILED_STATUS) } else { ExitCode::SUCCESS }
 }
 
 /// The ranks agree on their set-up before any other collective: the first failing rank's message
@@ -201,18 +204,36 @@ pub(crate) fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResu
         let config = RunConfig { propagator: result.propagator.clone(), ..plan.config.clone() };
         extra.extend(run_settings(&config, workers));
         extra.insert("ranks".into(), json!(ranks));
-        write_outputs(dir, task.space(), result, extra).with_context(|| format!("writing {}", dir.display()))?;
+        // The files are replaced together or not at all; the evaluations are in the checkpoint.
+        let again = match &plan.config.checkpoint {
+            Some(ck) => format!(
+                " (the earlier files are left as they were; the checkpoint holds every evaluation: `propulate-rs \
+                 report {} --out {}` writes them once there is room)",
+                ck.dir.display(),
+                dir.display()
+            ),
+            None => String::new(),
+        };
+        write_outputs(dir, task.space(), result, extra).with_context(|| format!("writing {}{again}", dir.display()))?;
         say(&wrote_line(dir, result));
     }
     if result.all_failed() {
         eprintln!("propulate-rs: error: all {} evaluations failed; there is no best configuration", result.evaluations);
     }
     if result.resumed > 0 && result.evaluations == result.resumed {
-        let generations = plan.config.generations;
-        let more = if generations < propulate::config::MAX_GENERATIONS {
-            format!(" (--generations {generations}; a larger value goes on)")
-        } else {
-            String::new()
+        // Population-based training ended by its members' budget; else the generations, given or
+        // (without the flag) the checkpoint's own.
+        let members = match &result.propagator {
+            Some(propulate::propagator::PropagatorSpec::Pbt(pbt)) => pbt.steps,
+            _ => None,
+        };
+        let more = match (members, args.generations) {
+            (Some(steps), _) => format!(" (its members trained their {steps} steps, --pbt-steps)"),
+            (None, Some(generations)) if generations < propulate::config::MAX_GENERATIONS => {
+                format!(" (--generations {generations}; a larger value goes on)")
+            }
+            (None, None) => " (its own generations; --generations with a larger value goes on)".to_string(),
+            _ => String::new(),
         };
         eprintln!("propulate-rs: nothing was evaluated: the checkpoint's run had already ended{more}");
     }
