@@ -186,6 +186,13 @@ fn a_space_that_does_not_match_is_refused_and_values_outside_are_left_out() {
         assert!(!dir.join("refused/out/trials.jsonl").exists());
         let _ = std::fs::remove_dir_all(dir.join("refused"));
     }
+    // A trials.csv records no types, but a float's values (fractions) tell it from an int.
+    let csv_a = dir.join("a/out/trials.csv").display().to_string();
+    let out = search(dir, "refused", &retyped, &["--warm-start", &csv_a]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("parameter 'y' is an int here but a float in the earlier run"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir.join("refused"));
     // The same source twice, spelt two ways, would import every evaluation twice.
     let out = search(dir, "twice", SPACE, &["--warm-start", &ck_a, "--warm-start", &format!("{ck_a}/")]);
     let stderr = String::from_utf8_lossy(&out.stderr);

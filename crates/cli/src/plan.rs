@@ -174,6 +174,7 @@ impl Plan {
             if members_end_it { propulate::config::MAX_GENERATIONS } else { task.default_generations() };
         let config = RunConfig {
             generations: args.generations.unwrap_or(default_generations),
+            generations_by_default: args.generations.is_none(),
             islands,
             ranks_per_worker,
             migration_probability: args.migration_probability,

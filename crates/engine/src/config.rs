@@ -78,6 +78,12 @@ pub struct RunConfig {
     /// quick ones waiting for the slowest at the end. Not recorded: a resume may choose either.
     #[serde(skip)]
     pub shared_budget: bool,
+    /// `generations` is a default, not a choice (the command line without `--generations`): a
+    /// resume continues its checkpoint's budget instead (a run started with 500, or population-based
+    /// training ended by its members' budget, resumed by a command that leaves the flag out, stopped
+    /// at the default). Not recorded.
+    #[serde(skip)]
+    pub generations_by_default: bool,
 }
 
 fn gather_trials_by_default() -> bool {
@@ -120,6 +126,7 @@ impl Default for RunConfig {
             checkpoint: None,
             gather_trials: true,
             shared_budget: false,
+            generations_by_default: false,
             enqueued: Vec::new(),
         }
     }

@@ -116,7 +116,10 @@ impl LaunchInfo {
         let (launcher, local_rank, local_size) = if get("OMPI_COMM_WORLD_RANK").is_some() {
             (Launcher::OpenMpi, num("OMPI_COMM_WORLD_LOCAL_RANK"), num("OMPI_COMM_WORLD_LOCAL_SIZE"))
         } else if get("PMI_RANK").is_some() || get("MPI_LOCALRANKID").is_some() {
-            (Launcher::Pmi, num("MPI_LOCALRANKID"), num("MPI_LOCALNRANKS"))
+            // Slurm's pmi2 plugin (srun --mpi=pmi2) sets PMI_RANK but no MPI_LOCALRANKID: its
+            // SLURM_LOCALID places the rank on its node, else every rank took the first GPU.
+            let local = num("MPI_LOCALRANKID").or_else(|| num("SLURM_LOCALID"));
+            (Launcher::Pmi, local, num("MPI_LOCALNRANKS").or_else(|| num("SLURM_NTASKS_PER_NODE")))
         } else if get("SLURM_PROCID").is_some() {
             (Launcher::Slurm, num("SLURM_LOCALID"), num("SLURM_NTASKS_PER_NODE"))
         } else if get("LOCAL_RANK").is_some() {
@@ -225,6 +228,9 @@ mod tests {
         assert_eq!(rank_facts(&info(&hydra)), (Launcher::Pmi, 1, Some(2)));
         // Some PMI launchers give only the local rank.
         assert_eq!(rank_facts(&info(&[("MPI_LOCALRANKID", "2")])), (Launcher::Pmi, 2, None));
+        // srun --mpi=pmi2: PMI_RANK without MPI_LOCALRANKID; Slurm's local id places the rank.
+        let pmi2 = [("PMI_RANK", "3"), ("PMI_SIZE", "4"), ("SLURM_PROCID", "3"), ("SLURM_LOCALID", "3")];
+        assert_eq!(rank_facts(&info(&pmi2)), (Launcher::Pmi, 3, None));
         let slurm = [("SLURM_PROCID", "9"), ("SLURM_LOCALID", "5"), ("SLURM_NTASKS_PER_NODE", "8")];
         assert_eq!(rank_facts(&info(&slurm)), (Launcher::Slurm, 5, Some(8)));
         let torchrun = [("LOCAL_RANK", "2"), ("RANK", "6"), ("LOCAL_WORLD_SIZE", "4")];

@@ -75,14 +75,36 @@ fn finite_or_null(x: f64) -> Json {
 /// Write `bytes` to `path` through a temporary file beside it (`name.tmp`), synced and renamed over
 /// it: a crash leaves the old file or the new one, never a torn one.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_all_atomically(&[(path.to_path_buf(), bytes)])
+}
+
+/// Write several files as [`write_atomically`] does, every temporary first and then every rename:
+/// a full disk or a quota leaves the old set whole (no new best.json beside an old trials.csv) and
+/// no temporary behind.
+fn write_all_atomically(files: &[(std::path::PathBuf, &[u8])]) -> Result<()> {
     // Each file its own temporary, one a checkpoint directory tolerates.
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(TEMPORARY_SUFFIX);
-    let tmp = path.with_file_name(tmp_name);
-    let mut f = fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
-    f.sync_all().map_err(|e| Error::io(&tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    let temporary = |path: &Path| {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(TEMPORARY_SUFFIX);
+        path.with_file_name(name)
+    };
+    let write = |tmp: &Path, bytes: &[u8]| -> Result<()> {
+        let mut f = fs::File::create(tmp).map_err(|e| Error::io(tmp, e))?;
+        f.write_all(bytes).map_err(|e| Error::io(tmp, e))?;
+        f.sync_all().map_err(|e| Error::io(tmp, e))
+    };
+    for (k, (path, bytes)) in files.iter().enumerate() {
+        if let Err(e) = write(&temporary(path), bytes) {
+            for (path, _) in &files[..=k] {
+                let _ = fs::remove_file(temporary(path));
+            }
+            return Err(e);
+        }
+    }
+    for (path, _) in files {
+        fs::rename(temporary(path), path).map_err(|e| Error::io(path, e))?;
+    }
+    Ok(())
 }
 
 /// Check, before a run, that `dir` can take its results: it exists or can be created, and a file
@@ -139,18 +161,16 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
         obj.insert("front".into(), result.front.iter().map(to_json).collect());
         let fronts: Vec<Json> = result.island_fronts.iter().map(|front| front.iter().map(to_json).collect()).collect();
         obj.insert("island_fronts".into(), fronts.into());
-        write_atomically(&dir.join(OutputFile::Front.name()), front_csv(space, objectives, &result.front).as_bytes())?;
     }
     // The run's own results win: `islands` is each island's best here, the island count in `extra`.
     for (key, value) in extra {
         obj.entry(key).or_insert(value);
     }
     let text = serde_json::to_string_pretty(&best).expect("json") + "\n";
-    write_atomically(&dir.join(OutputFile::Best.name()), text.as_bytes())?;
 
     let mut trials = result.trials.clone();
     trials.sort_by_key(|i| (i.id.worker, i.id.generation));
-    write_atomically(&dir.join(OutputFile::TrialsCsv.name()), trials_csv(space, objectives, &trials).as_bytes())?;
+    let csv = trials_csv(space, objectives, &trials);
     let mut jsonl = String::new();
     for t in &trials {
         let mut j = to_json(t);
@@ -160,8 +180,17 @@ pub fn write_outputs(dir: &Path, space: &SearchSpace, result: &RunResult, extra:
         jsonl.push_str(&j.to_string());
         jsonl.push('\n');
     }
-    write_atomically(&dir.join(OutputFile::TrialsJsonl.name()), jsonl.as_bytes())?;
-    write_report(dir, &report)
+    let mut files = vec![
+        (dir.join(OutputFile::Best.name()), text.as_bytes()),
+        (dir.join(OutputFile::TrialsCsv.name()), csv.as_bytes()),
+        (dir.join(OutputFile::TrialsJsonl.name()), jsonl.as_bytes()),
+        (dir.join(OutputFile::Report.name()), report.as_bytes()),
+    ];
+    let front = (result.objectives.len() >= 2).then(|| front_csv(space, objectives, &result.front));
+    if let Some(front) = &front {
+        files.push((dir.join(OutputFile::Front.name()), front.as_bytes()));
+    }
+    write_all_atomically(&files)
 }
 
 /// Write a page made by [`report_html`](crate::report_html::report_html) as `dir/report.html`,
@@ -661,6 +690,21 @@ mod tests {
         assert_eq!(lines[2], "0       1     2.110000e0     0/0/2              lr=0.5000");
         assert_eq!(lines[3], "1       1     8.300000e-1    0/1/5              lr=0.5000");
         assert!(table.contains("best loss 8.300000e-1 (born on island 0, worker 1, generation 5)"), "{table}");
+    }
+
+    /// A file that cannot be written (a full disk; here a directory in its temporary's place)
+    /// leaves the earlier set whole and no temporary behind.
+    #[test]
+    fn outputs_are_replaced_all_together_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let space = SearchSpace::builder().float("lr", 0.0, 1.0).build().unwrap();
+        let result = |evaluations| RunResult { evaluations, consistent: true, ..RunResult::default() };
+        write_outputs(dir.path(), &space, &result(7), Map::new()).unwrap();
+        let before = std::fs::read_to_string(dir.path().join("best.json")).unwrap();
+        std::fs::create_dir(dir.path().join("trials.jsonl.tmp")).unwrap();
+        assert!(write_outputs(dir.path(), &space, &result(9), Map::new()).is_err());
+        assert_eq!(std::fs::read_to_string(dir.path().join("best.json")).unwrap(), before);
+        assert!(!dir.path().join("best.json.tmp").exists() && !dir.path().join("trials.csv.tmp").exists());
     }
 
     #[test]

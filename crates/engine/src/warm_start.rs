@@ -166,7 +166,19 @@ fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
         })
         .map(|name| EarlierObjective { name: Some(name), direction: None })
         .collect();
-    Ok(EarlierRun { params: names.into_iter().map(|n| (n, None)).collect(), objectives, evaluations })
+    // A table records no types, but its cells can tell some: a word is a categorical's choice, a
+    // number with a fraction a float's value (an int parameter here is then named as retyped,
+    // where each value would be left out as outside the space); whole numbers may be either.
+    let kind = |name: &String| {
+        let cells = evaluations.iter().filter_map(|e: &Earlier| e.params.get(name));
+        cells.fold(None, |seen, cell| match (seen, cell) {
+            (_, Json::String(_)) | (Some(Kind::Categorical), _) => Some(Kind::Categorical),
+            (_, Json::Number(n)) if n.as_f64().is_some_and(|x| x.fract() != 0.0) => Some(Kind::Float),
+            (seen, _) => seen,
+        })
+    };
+    let params = names.iter().map(|n| (n.clone(), kind(n))).collect();
+    Ok(EarlierRun { params, objectives, evaluations })
 }
 
 /// A trials.csv's columns renamed to the parameters of `space` they hold: the table names a
@@ -353,7 +365,11 @@ mod tests {
                     0,0,0,sgd,0.5,1.25,true,-1,,t,1\n\
                     0,1,0,adam,,inf,,,\"the loss, it failed\",t,1\n";
         let run = trials_csv(text).unwrap();
-        assert_eq!(run.params, [("opt".to_string(), None), ("x".to_string(), None)]);
+        // A word is a categorical's choice, a fraction a float's value.
+        let kinds = [("opt".to_string(), Some(Kind::Categorical)), ("x".to_string(), Some(Kind::Float))];
+        assert_eq!(run.params, kinds);
+        let whole = trials_csv("island,worker,generation,n,loss\n0,0,0,3,1\n0,0,1,4.0,1\n").unwrap();
+        assert_eq!(whole.params, [("n".to_string(), None)], "whole numbers may be an int's or a float's");
         assert_eq!(run.evaluations[0].params["x"], 0.5);
         assert_eq!(run.evaluations[0].params["opt"], "sgd");
         assert_eq!((run.evaluations[0].loss, run.evaluations[0].constraints.clone()), (1.25, vec![-1.0]));

@@ -30,6 +30,9 @@ pub(crate) struct Opened {
     pub propagator: Option<PropagatorSpec>,
     /// On rank 0, what `auto` picked and why, when the run asked for it.
     pub picked: Option<String>,
+    /// The generations the run goes to (the same on every rank): its own, or, where it gave them
+    /// by default and resumes, its checkpoint's.
+    pub generations: u64,
 }
 
 /// Rank 0 checks the checkpoint's directory, reads its manifest and resolves the propagator
@@ -52,14 +55,14 @@ pub(crate) fn open(
     if world.rank() == 0 {
         let found = open_on_rank_0(cfg, space, layout);
         // JSON, not the wire's postcard: a spec is a tagged object (`"name"` inside).
-        bytes = serde_json::to_vec(&found.as_ref().map(|o| &o.propagator).map_err(WireError::from))
+        bytes = serde_json::to_vec(&found.as_ref().map(|o| (&o.propagator, o.generations)).map_err(WireError::from))
             .expect("a propagator spec serializes");
         opened = found.unwrap_or_default();
     }
     world.broadcast(0, &mut bytes)?;
-    let propagator: std::result::Result<Option<PropagatorSpec>, WireError> = serde_json::from_slice(&bytes)
+    let decided: std::result::Result<(Option<PropagatorSpec>, u64), WireError> = serde_json::from_slice(&bytes)
         .map_err(|e| Error::Decode(format!("the propagator from rank 0 does not decode: {e}")))?;
-    opened.propagator = propagator?;
+    (opened.propagator, opened.generations) = decided?;
     Ok(opened)
 }
 
@@ -86,8 +89,12 @@ fn open_on_rank_0(cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Resu
         (None, Some(m)) => m.config.propagator.as_ref().map(Continued::Reshaped),
         (None, None) => None,
     };
+    let generations = match (&manifest, cfg.generations_by_default) {
+        (Some(m), true) => m.config.generations,
+        _ => cfg.generations,
+    };
     // What `auto` picks by: the space, the evaluations planned, the objectives.
-    let evaluations = cfg.generations.saturating_mul(layout.workers() as u64);
+    let evaluations = generations.saturating_mul(layout.workers() as u64);
     let problem = Problem::new(space, evaluations, layout.islands(), cfg.objectives.len());
     let (propagator, picked) =
         propagator_in_effect(cfg, continued.unwrap_or(Continued::Nothing), layout.workers(), &problem)?;
@@ -103,7 +110,7 @@ fn open_on_rank_0(cfg: &RunConfig, space: &SearchSpace, layout: &Layout) -> Resu
             )));
         }
     }
-    Ok(Opened { manifest, propagator, picked })
+    Ok(Opened { manifest, propagator, picked, generations })
 }
 
 /// The built-in propagator a run breeds with: the command line's choice resolved against the run
@@ -199,7 +206,17 @@ pub(crate) fn prepare(
             (Some(m), _) => check(&m, cfg, space, layout).map(|()| {
                 // A warm start was applied when the run began: its evaluations are in the journal.
                 let warm = if ck.warm_start.is_empty() { "" } else { " (its warm start was applied when it began)" };
-                observers.emit(&Event::Notice(&format!("resuming the run in {}{warm}", ck.dir.display())));
+                let changed = m.changed_settings(cfg);
+                let changed = if changed.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; from now on with other settings than its evaluations so far ({}; another --checkpoint \
+                         starts a new run)",
+                        changed.join("; ")
+                    )
+                };
+                observers.emit(&Event::Notice(&format!("resuming the run in {}{warm}{changed}", ck.dir.display())));
                 Some(m)
             }),
         }

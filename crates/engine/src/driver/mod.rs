@@ -109,6 +109,7 @@ where
     resolved.custom_propagator = propagator.map(|p| p.name().to_string());
     let mut opened = checkpoint::open(world, &resolved, space, &layout)?;
     resolved.propagator = opened.propagator.take();
+    resolved.generations = opened.generations;
     let picked = opened.picked.take();
     resolved.propagator_choice = None;
     resolved.validate()?;
@@ -135,6 +136,15 @@ where
         return Err(crate::error::Error::InvalidConfig(
             "population-based training starts every member fresh and then continues it: it takes no enqueued \
              configurations (leave out --enqueue)"
+                .into(),
+        ));
+    }
+    // Imported evaluations have no training state to continue: they are no members, yet one could
+    // become the run's best, with no lineage.
+    if trains_members && resolved.checkpoint.as_ref().is_some_and(|ck| !ck.warm_start.is_empty()) {
+        return Err(crate::error::Error::InvalidConfig(
+            "population-based training continues its members' training states, which an earlier run's \
+             evaluations have not: it takes no warm start (leave out --warm-start)"
                 .into(),
         ));
     }

@@ -110,6 +110,20 @@ fn still_written(path: &Path, worker: usize, by: &str) -> Error {
     ))
 }
 
+/// Whether an owner file's `owner` (`host H pid P`) names a process of this host that is gone: a
+/// job killed a moment ago, whose heartbeat has not yet aged (a resume right after a kill -9 was
+/// refused for up to the stale time, and a resubmitting batch script took that for a bad
+/// configuration). A process of another host cannot be seen from here: its heartbeat decides.
+fn gone_from_this_host(owner: &str) -> bool {
+    let mut words = owner.split_whitespace();
+    match (words.next(), words.next(), words.next(), words.next()) {
+        (Some("host"), Some(host), Some("pid"), Some(pid)) if host == crate::launcher::hostname() => {
+            pid.parse::<u32>().is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+        }
+        _ => false,
+    }
+}
+
 /// An exclusively created file naming its owner, renewed by a heartbeat thread, removed when
 /// dropped.
 struct OwnerFile {
@@ -137,7 +151,7 @@ impl OwnerFile {
                         .ok()
                         .and_then(|t| SystemTime::now().duration_since(t).ok())
                         .unwrap_or_default();
-                    if silent < STALE_AFTER {
+                    if silent < STALE_AFTER && !gone_from_this_host(&owner) {
                         let by = format!("{owner} (its heartbeat is {} s old)", silent.as_secs());
                         return Err(still_written(path, worker, &by));
                     }
@@ -152,11 +166,15 @@ impl OwnerFile {
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                         Err(e) => return Err(Error::io(path, e)),
                     }
-                    took_over = Some(format!(
-                        "{}: took over the lock of {owner}, whose heartbeat stopped {} s ago (a job that died)",
-                        path.display(),
-                        silent.as_secs()
-                    ));
+                    took_over = Some(if silent < STALE_AFTER {
+                        format!("{}: took over the lock of {owner}, a process gone from this host", path.display())
+                    } else {
+                        format!(
+                            "{}: took over the lock of {owner}, whose heartbeat stopped {} s ago (a job that died)",
+                            path.display(),
+                            silent.as_secs()
+                        )
+                    });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     return Err(still_written(path, worker, "another process that took it at the same time"));
@@ -219,6 +237,31 @@ mod tests {
         let w = lock.warning().unwrap();
         assert!(w.contains("took over the lock of host gone pid 1"), "{w}");
         assert!(std::fs::read_to_string(&owner).unwrap().contains(&format!("pid {}", std::process::id())));
+    }
+
+    /// A job killed a moment ago on this host: its owner file's heartbeat is fresh, its process
+    /// gone; the resume takes the lock at once.
+    #[test]
+    fn a_fresh_owner_file_of_a_process_gone_from_this_host_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ended = std::process::Command::new("true").spawn().unwrap();
+        let pid = ended.id();
+        ended.wait().unwrap();
+        let owner = dir.path().join(owner_name(0));
+        std::fs::write(&owner, format!("host {} pid {pid}\n", crate::launcher::hostname())).unwrap();
+        let lock = JournalLock::acquire(dir.path(), 0, LockMode::OwnerFile).unwrap();
+        let w = lock.warning().unwrap();
+        assert!(
+            w.contains(&format!(
+                "took over the lock of host {} pid {pid}, a process gone",
+                crate::launcher::hostname()
+            )),
+            "{w}"
+        );
+        // One of another host is judged by its heartbeat alone.
+        drop(lock);
+        std::fs::write(&owner, format!("host elsewhere pid {pid}\n")).unwrap();
+        assert!(JournalLock::acquire(dir.path(), 0, LockMode::OwnerFile).is_err());
     }
 
     #[test]

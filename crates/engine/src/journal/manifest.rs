@@ -289,6 +289,32 @@ impl Manifest {
     }
 }
 
+impl Manifest {
+    /// The settings a resume may change (how islands exchange individuals) that `config` does
+    /// change, each as `what: checkpoint has A, this run has B`: said at the resume, as the
+    /// evaluations before it ran with the checkpoint's, and a sweep over one of them that reuses
+    /// one checkpoint directory would otherwise resume the first point's run unawares.
+    pub fn changed_settings(&self, config: &RunConfig) -> Vec<String> {
+        let (old, new) = (&self.config, config);
+        let mut changed = Vec::new();
+        if old.migration_probability != new.migration_probability {
+            let (a, b) = (old.migration_probability, new.migration_probability);
+            changed.push(format!("migration probability: checkpoint has {a}, this run has {b}"));
+        }
+        let pairs = [
+            ("topology", format!("{:?}", old.topology), format!("{:?}", new.topology)),
+            ("emigration", format!("{:?}", old.emigration), format!("{:?}", new.emigration)),
+            ("immigration", format!("{:?}", old.immigration), format!("{:?}", new.immigration)),
+        ];
+        for (what, a, b) in pairs {
+            if a != b {
+                changed.push(format!("{what}: checkpoint has {a}, this run has {b}"));
+            }
+        }
+        changed
+    }
+}
+
 /// How the propagator `config` breeds with differs from the one `recorded` bred with: a built-in
 /// one by each setting, a program's own one by its name. A manifest from before propagators were
 /// recorded with every setting, holding neither, is compared with nothing.
@@ -391,6 +417,25 @@ mod tests {
         assert!(d.starts_with("parameter 'a': checkpoint has {") && d.contains(r#""hi":2.0"#), "{d}");
         let d = space_differences(&space(&["a", "b"], 1.0), &space(&["b", "a"], 1.0));
         assert!(d.starts_with("the same parameters in another order (checkpoint: a, b; this run: b, a)"), "{d}");
+    }
+
+    /// How islands exchange individuals may change at a resume, and is said, not refused.
+    #[test]
+    fn settings_a_resume_may_change_are_named() {
+        let space = SearchSpace::builder().float("x", 0.0, 1.0).build().unwrap();
+        let layout = Layout::new(4, 1, &IslandSpec::Count(2)).unwrap();
+        let m = Manifest::new(&RunConfig::default(), &space, &layout, Default::default());
+        assert!(m.changed_settings(&RunConfig::default()).is_empty());
+        let other =
+            RunConfig { migration_probability: 0.5, emigration: crate::Selection::Uniform, ..RunConfig::default() };
+        assert!(m.differences(&other, &space, &layout, &Default::default()).is_empty());
+        let changed = m.changed_settings(&other);
+        assert_eq!(changed.len(), 2, "{changed:?}");
+        assert!(
+            changed[0].starts_with("migration probability: checkpoint has 0.9")
+                && changed[0].ends_with("this run has 0.5")
+        );
+        assert!(changed[1].starts_with("emigration: checkpoint has"), "{changed:?}");
     }
 
     /// A valid manifest as JSON, edited by `edit`, written and read back; the error message.
