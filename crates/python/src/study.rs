@@ -180,6 +180,12 @@ impl Study {
         let settings: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(settings).map_err(|e| PyValueError::new_err(format!("propagator settings: {e}")))?;
         let bad = |e: propulate::CoreError| PyValueError::new_err(e.to_string());
+        if propagator == "pbt" {
+            return Err(PyValueError::new_err(
+                "pbt continues each member's training state, which ask/tell keeps none of (every trial would \
+                 continue the first): run it with optimize(loss, space, propagator=\"pbt\")",
+            ));
+        }
         let spec = if propagator == propulate::propagator::AUTO {
             if !settings.is_empty() {
                 let names: Vec<&str> = settings.keys().map(String::as_str).collect();

@@ -98,6 +98,9 @@ def test_enqueued_configurations_are_asked_first_and_survive_a_save(tmp_path):
     # A misspelt keyword (Optuna's n_trials) is named, not taken for a propagator's setting.
     with pytest.raises(ValueError, match="Study\\(\\) got n_trials: Study takes space, propagator"):
         pr.Study(SPACE, n_trials=5)
+    # Population-based training continues training states, which ask/tell has none of.
+    with pytest.raises(ValueError, match="run it with optimize"):
+        pr.Study(SPACE, "pbt")
 
 
 def test_a_told_dicts_other_numbers_are_the_trials_metrics():

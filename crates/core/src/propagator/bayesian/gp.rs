@@ -245,6 +245,13 @@ impl Gp {
                 config.at_bounds
             )));
         }
+        // A process needs two points; a start of 0 or 1 was recorded as given and run as 2.
+        if config.startup < 2 {
+            return Err(Error::InvalidPropagator(format!(
+                "the GP propagator's start must be at least 2 evaluations (a process needs two points), got {}",
+                config.startup
+            )));
+        }
         if config.max_points < config.startup.max(2) {
             return Err(Error::InvalidPropagator(format!(
                 "the GP propagator's max points ({}) must be at least its start ({}) and 2",
@@ -1138,6 +1145,7 @@ mod tests {
             GpConfig { at_bounds: f64::NAN, ..GpConfig::default() },
             GpConfig { max_points: 1, startup: 0, ..GpConfig::default() },
             GpConfig { max_points: 5, startup: 6, ..GpConfig::default() },
+            GpConfig { startup: 1, ..GpConfig::default() },
             GpConfig { tpe_share: 1.5, ..GpConfig::default() },
             GpConfig { tpe_share: f64::NAN, ..GpConfig::default() },
         ] {

@@ -47,7 +47,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::individual::{Individual, IndividualId};
+use crate::individual::{Individual, IndividualId, RankKey};
 use crate::lineage::Lineage;
 use crate::propagator::bayesian::pb2::Pb2;
 use crate::propagator::{Arity, Breeder, Pool, Propagator, check_probability};
@@ -153,8 +153,13 @@ impl Pbt {
                 config.interval
             ));
         }
-        if !(config.keep_s >= 0.0 && config.keep_s.is_finite()) {
-            return bad(format!("pbt keep seconds must be a number of seconds >= 0, got {}", config.keep_s));
+        // At most a few centuries: a longer time is no duration the clock can add (it was a panic
+        // at the third evaluation), and 1e10 s keeps every state of any run.
+        if !(0.0..=1e10).contains(&config.keep_s) {
+            return bad(format!(
+                "pbt keep seconds must be a number of seconds from 0 to 1e10 (which keeps every state), got {}",
+                config.keep_s
+            ));
         }
         if let Some(unknown) = config.fixed.iter().find(|name| space.index_of(name).is_none()) {
             let known: Vec<&str> = space.params().iter().map(|p| p.name.as_str()).collect();
@@ -259,8 +264,16 @@ fn current_members<'a>(pool: &'a dyn Pool, own: &'a Individual) -> Vec<(&'a Indi
             (member, loss.unwrap_or(member.loss))
         })
         .collect();
-    members.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.id.cmp(&b.0.id)));
+    // Feasible members first (a member's latest constraints), as every ranking of the engine.
+    members.sort_by(|a, b| standing(a.0, a.1).cmp(&standing(b.0, b.1)).then(a.0.id.cmp(&b.0.id)));
     members
+}
+
+/// Where `member` stands with `loss` (at the step it is compared at): feasible ones by the loss,
+/// then infeasible ones by their violation (its latest constraints), then failed ones. Without
+/// constraints, the loss's own order.
+fn standing(member: &Individual, loss: f64) -> RankKey {
+    RankKey::of(loss, &member.constraints)
 }
 
 /// How many of the island's current `members` (from [`current_members`]) rank below `own`, each
@@ -287,7 +300,7 @@ fn ranked_below(pool: &dyn Pool, own: &Individual, members: &[(&Individual, f64)
             }
             let step = member.lineage.as_deref().map_or(0, Lineage::step_after);
             let own_loss = if step < reached { loss_at(pool, own, step).unwrap_or(own.loss) } else { own.loss };
-            loss.total_cmp(&own_loss).then(member.id.cmp(&own.id)).is_gt()
+            standing(member, *loss).cmp(&standing(own, own_loss)).then(member.id.cmp(&own.id)).is_gt()
         })
         .count()
 }
@@ -479,6 +492,28 @@ mod tests {
         let child = breed(&pbt, &Population::new(), 0, 0, 1);
         assert!(space().contains(&child.values));
         assert_eq!(child.lineage.as_deref(), Some(&Lineage::fresh(2)));
+    }
+
+    /// With constraints, feasible members rank first: the feasible member of the highest loss does
+    /// not take the state of an infeasible one of a lower loss, and that one exploits a feasible.
+    #[test]
+    fn feasible_members_rank_before_infeasible_ones() {
+        let pbt = make(config());
+        let member = |w: u32, loss: f64, violation: f64| {
+            let mut m = evaluated(w, 3, loss, 6, values(0.01 * (w + 1) as f64));
+            m.constraints = vec![violation];
+            m
+        };
+        let pool =
+            population(vec![member(0, 0.1, 0.5), member(1, 0.5, -1.0), member(2, 0.7, -1.0), member(3, 0.9, -1.0)]);
+        for seed in 0..20 {
+            let child = breed(&pbt, &pool, 0, 4, seed);
+            let lineage = child.lineage.unwrap();
+            assert!(lineage.exploited, "the infeasible member is the worst");
+            assert_eq!(lineage.parent.map(|p| p.worker), Some(1), "it exploits the best feasible one");
+        }
+        let lineage = breed(&pbt, &pool, 3, 4, 0).lineage.unwrap();
+        assert!(!lineage.exploited, "a feasible member is not below the infeasible one");
     }
 
     /// Four members (k = 1): the worst exploits the best, the others continue their own state.
@@ -720,6 +755,7 @@ mod tests {
         assert!(e(PbtConfig { resample_prob: 1.5, ..config() }).contains("probability"));
         assert!(e(PbtConfig { steps: Some(1), ..config() }).contains("at least one interval"));
         assert!(e(PbtConfig { keep_s: -1.0, ..config() }).contains("keep seconds"));
+        assert!(e(PbtConfig { keep_s: 1e30, ..config() }).contains("from 0 to 1e10"), "no duration the clock can add");
         let fixed = |names: &[&str]| PbtConfig { fixed: names.iter().map(|n| n.to_string()).collect(), ..config() };
         assert!(e(fixed(&["width"])).contains("pbt fixed parameter 'width' is not in the search space; known: lr,"));
         // Fixed parameters are copied, the others explored.

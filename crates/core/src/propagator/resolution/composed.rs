@@ -55,7 +55,17 @@ pub(crate) fn gp(space: &SearchSpace, config: &GpConfig) -> Result<Box<dyn Propa
             }
             let cmaes =
                 Cmaes::new(space, CmaesConfig { model_share: config.cmaes_model_share, ..CmaesConfig::default() })
-                    .map_err(|e| Error::InvalidPropagator(format!("the GP's hand-over to CMA-ES: {e}")))?
+                    .map_err(|e| {
+                        // Its own message, without a second "invalid propagator:".
+                        let why = match e {
+                            Error::InvalidPropagator(m) => m,
+                            other => other.to_string(),
+                        };
+                        Error::InvalidPropagator(format!(
+                            "the GP's hand-over to CMA-ES ({after} evaluations, cmaes-after): {why}; leave the \
+                             hand-over out"
+                        ))
+                    })?
                     .taking_over_after(after);
             composed = Box::new(Conditional::new(after, Box::new(cmaes), composed)?);
         }
@@ -89,5 +99,8 @@ mod tests {
         let e = gp(&space, &GpConfig { cmaes_after: 20, ..GpConfig::default() }).err().unwrap().to_string();
         assert!(e.contains("CMA-ES cannot search a conditional space (parameter 'xa'"), "{e}");
         assert!(e.contains("leave the hand-over out") && e.matches("invalid propagator").count() == 1, "{e}");
+        let categorical = SearchSpace::builder().float("x", 0.0, 1.0).categorical("c", &["a", "b"]).build().unwrap();
+        let e = gp(&categorical, &GpConfig { cmaes_after: 20, ..GpConfig::default() }).err().unwrap().to_string();
+        assert!(e.contains("hand-over to CMA-ES") && e.matches("invalid propagator").count() == 1, "{e}");
     }
 }
