@@ -346,6 +346,7 @@ fn a_kill_9_of_the_job_takes_what_the_trials_started_with_it() {
     std::fs::write(tmp.path().join("space.toml"), SPACE).unwrap();
     let mut cmd = mpirun(2);
     cmd.arg(bin()).arg("--space").arg(tmp.path().join("space.toml"));
+    cmd.arg("--trials-dir").arg(tmp.path().join("trials"));
     cmd.args(["--generations", "1", "--no-checkpoint", "--quiet", "--"]).args([&fake_trial(), "hang", &mark, "{x}"]);
     let job = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let start = Instant::now();

@@ -459,7 +459,7 @@ const FLAGS: &[SettingFlag] = &[
         value: "S",
         help: "PBT: seconds a worker keeps a state of its own after its member moved on, before \
                deleting it (messages between workers lag; a worker that bred from it meanwhile \
-               must find it)",
+               must find it); at most 1e10, which keeps every state",
         default: Shown::Config(&[]),
     },
     SettingFlag {
