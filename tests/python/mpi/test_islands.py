@@ -19,11 +19,13 @@ def sphere(params):
 def test_islands_migrate_and_every_rank_gets_the_whole_result(shared_tmp):
     assert WORLD.size == 4, "run under mpirun -np 4"
     out = os.path.join(shared_tmp, "out")
-    result = pr.optimize(sphere, {"x": pr.Float(-5, 5), "y": (-5.0, 5.0)}, generations=25, islands=2,
+    # 60 generations: at 25 (100 evaluations) even a working search ended above 0.5 in 1 to 3 of 15
+    # runs (random search does in 1 of 5), and the asynchronous order differs from run to run.
+    result = pr.optimize(sphere, {"x": pr.Float(-5, 5), "y": (-5.0, 5.0)}, generations=60, islands=2,
                          migration_probability=1.0, propagator="ga", seed=3, quiet=True,
                          checkpoint=os.path.join(shared_tmp, "ck"), out=out)
-    assert result.evaluations == 4 * 25
-    assert len(result.trials) == 100 and len(result.islands) == 2
+    assert result.evaluations == 4 * 60
+    assert len(result.trials) == 240 and len(result.islands) == 2
     assert result.consistent
     assert {t.island for t in result.trials} == {0, 1}
     assert result.emigrated > 0
@@ -33,7 +35,7 @@ def test_islands_migrate_and_every_rank_gets_the_whole_result(shared_tmp):
     assert result.best.loss < 0.5
     if WORLD.rank == 0:
         best = json.load(open(os.path.join(out, "best.json")))
-        assert math.isclose(best["loss"], result.best.loss) and best["evaluations"] == 100
+        assert math.isclose(best["loss"], result.best.loss) and best["evaluations"] == 240
         assert os.path.exists(os.path.join(out, "trials.csv")) and os.path.exists(os.path.join(out, "report.html"))
 
 
