@@ -126,3 +126,28 @@ fn without_cuda_visible_devices_the_driver_counts() {
         assert!(lines.iter().all(|l| l.ends_with(expected)), "cuInit -> {init_result}: {stdout}");
     }
 }
+
+/// srun without an MPI plugin (or torchrun) starts copies that each see an MPI world of one: the
+/// copies above rank 0 refuse to run (each would search on its own, all on one checkpoint), and
+/// `env` says why their lines all read "rank 0 of 1".
+#[test]
+fn a_copy_of_a_job_that_mpi_does_not_see_is_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let checkpoint = work.path().join("ck");
+    let mut cmd = Command::new(bin());
+    cmd.env("SLURM_PROCID", "1").env("SLURM_NTASKS", "2");
+    cmd.args(["--function", "sphere", "--generations", "2", "--checkpoint"]).arg(&checkpoint);
+    let (out, _, stderr) = run(cmd);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("rank 1 of the job its launcher started (SLURM_PROCID=1), but MPI sees a world of 1"),
+        "{stderr}"
+    );
+    assert!(!checkpoint.exists(), "nothing written");
+    let mut cmd = Command::new(bin());
+    cmd.env("LOCAL_RANK", "1").env("RANK", "3").env("WORLD_SIZE", "4").arg("env");
+    let (out, stdout, stderr) = run(cmd);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.starts_with("rank 0 of 1 "), "{stdout}");
+    assert!(stderr.contains("warning: this process is rank 3 of the job") && stderr.contains("torchrun"), "{stderr}");
+}

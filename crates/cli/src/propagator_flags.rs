@@ -13,6 +13,9 @@ use propulate::propagator::{DefaultPropagatorConfig, GivenSetting, PropagatorCho
 const HEADING: &str = "Propagator";
 const GA: &[&str] = &["ga"];
 const PSO: &[&str] = &["pso", "pso-clamping", "pso-constriction", "pso-canonical"];
+/// The PSO variants with an inertia weight (constriction and canonical scale the velocity by
+/// Clerc and Kennedy's factor instead, so an inertia given to them would change nothing).
+const PSO_INERTIA: &[&str] = &["pso", "pso-clamping"];
 const CMAES: &[&str] = &["cmaes", "cmaes-basic"];
 const TPE: &[&str] = &["tpe"];
 const GP: &[&str] = &["gp"];
@@ -199,11 +202,11 @@ const FLAGS: &[SettingFlag] = &[
     },
     SettingFlag {
         long: "pso-inertia",
-        owners: PSO,
+        owners: PSO_INERTIA,
         field: "inertia",
         kind: Kind::Float,
         value: "W",
-        help: "PSO's inertia weight w",
+        help: "PSO's inertia weight w (`pso`, `pso-clamping`; the constriction variants have none)",
         default: Shown::Config(&[]),
     },
     SettingFlag {
@@ -686,6 +689,17 @@ mod tests {
         let e = choice.resolve(Continued::Nothing, 4).unwrap_err().to_string();
         assert!(e.contains("--pso-inertia sets the pso propagator, but the propagator is gp"), "{e}");
         assert!(parse(&["--reference-genetic"]).choice("ga").reference_genetic);
+        // The constriction variants scale velocities by their factor, never by an inertia.
+        for variant in ["pso-constriction", "pso-canonical"] {
+            let e = parse(&["--propagator", variant, "--pso-inertia", "0.5"]).choice("ga");
+            let e = e.resolve(Continued::Nothing, 4).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("--pso-inertia sets the pso propagator, but the propagator is {variant}")),
+                "{e}"
+            );
+        }
+        let clamping = parse(&["--propagator", "pso-clamping", "--pso-inertia", "0.5"]).choice("ga");
+        assert!(clamping.resolve(Continued::Nothing, 4).is_ok());
     }
 
     #[test]

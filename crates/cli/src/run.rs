@@ -135,6 +135,9 @@ pub(crate) fn run(args: &RunArgs, cnn: Option<CnnTaskMaker>) -> anyhow::Result<E
 /// configuration errors found later by the driver are agreed on by it. Rank 0 reports, and all
 /// exit together.
 fn run_on(args: &RunArgs, cnn: Option<CnnTaskMaker>, world: &mut dyn Communicator) -> anyhow::Result<ExitCode> {
+    if let Some(why) = propulate::launcher::copy_outside_the_mpi_world(|k| std::env::var(k).ok(), world.size()) {
+        anyhow::bail!(why);
+    }
     let files = SetupFiles::read_once(args, world);
     let prepared = files.and_then(|files| prepare(args, cnn, &files, world.size(), world.rank()));
     if let Some(message) = set_up_failure(world, prepared.as_ref().err())? {

@@ -99,6 +99,31 @@ pub fn job_rank(get: impl Fn(&str) -> Option<String>) -> Option<usize> {
     ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"].iter().find_map(|k| get(k)).and_then(|v| v.trim().parse().ok())
 }
 
+/// Why this process, alone in its MPI world, is one of several copies its launcher started: the
+/// launcher numbered it above 0 (srun without an MPI plugin wiring the job, torchrun, the mpirun
+/// of another MPI than the one linked), so every copy would run a search of its own on the same
+/// checkpoint. Only copies above 0 can tell: the first looks like a run started directly (a
+/// Slurm batch script's one process has `SLURM_PROCID=0` and its allocation's `SLURM_NTASKS`).
+pub fn copy_outside_the_mpi_world(get: impl Fn(&str) -> Option<String>, world_size: usize) -> Option<String> {
+    if world_size != 1 || get("PROPULATE_TRIAL_DIR").is_some() {
+        return None;
+    }
+    // torchrun's RANK counts only beside its LOCAL_RANK: RANK alone is too common a name.
+    let torchrun = get("LOCAL_RANK").is_some().then_some("RANK");
+    let (key, rank) = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"]
+        .into_iter()
+        .chain(torchrun)
+        .find_map(|k| Some((k, get(k)?.trim().parse::<usize>().ok()?)))?;
+    (rank > 0).then(|| {
+        format!(
+            "this process is rank {rank} of the job its launcher started ({key}={rank}), but MPI sees a world of \
+             1 process: each process would run a search of its own on the same checkpoint. Start the job through \
+             MPI: mpirun, or srun with the plugin of the MPI this binary uses (srun --mpi=pmix; srun --mpi=list \
+             shows them); torchrun starts no MPI job"
+        )
+    })
+}
+
 impl LaunchInfo {
     /// Read the environment of this process; without `CUDA_VISIBLE_DEVICES`, ask the CUDA driver
     /// (opened at run time, once per process) how many GPUs there are.
@@ -217,6 +242,28 @@ mod tests {
         assert_eq!(from(&[("OMPI_COMM_WORLD_RANK", "1"), ("PROPULATE_TRIAL_DIR", "t")]), None, "a trial's process");
         assert_eq!(from(&[]), None);
         assert_eq!(from(&[("SLURM_PROCID", "x")]), None);
+    }
+
+    #[test]
+    fn a_copy_above_rank_0_alone_in_its_mpi_world_is_told_apart() {
+        let check = |pairs: &[(&str, &str)], world| {
+            let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            copy_outside_the_mpi_world(|k| map.get(k).cloned(), world)
+        };
+        let e = check(&[("SLURM_PROCID", "3"), ("SLURM_NTASKS", "4")], 1).unwrap();
+        assert!(
+            e.contains("rank 3 of the job its launcher started (SLURM_PROCID=3)") && e.contains("--mpi=pmix"),
+            "{e}"
+        );
+        let e = check(&[("RANK", "2"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "4")], 1).unwrap();
+        assert!(e.contains("(RANK=2)") && e.contains("torchrun starts no MPI job"), "{e}");
+        assert!(check(&[("OMPI_COMM_WORLD_RANK", "1")], 1).is_some(), "another MPI's mpirun");
+        // A batch script's one process, the first copy, a real MPI job, a trial, a lone RANK.
+        assert_eq!(check(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "64")], 1), None);
+        assert_eq!(check(&[("SLURM_PROCID", "3")], 4), None);
+        assert_eq!(check(&[("SLURM_PROCID", "3"), ("PROPULATE_TRIAL_DIR", "/t")], 1), None);
+        assert_eq!(check(&[("RANK", "5")], 1), None);
+        assert_eq!(check(&[], 1), None);
     }
 
     #[test]

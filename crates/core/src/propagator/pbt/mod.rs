@@ -23,8 +23,10 @@
 //!   ints are then picked by PB2's model of what the island's intervals gained (pb2.rs), once it
 //!   has data;
 //! - any other member continues: same hyperparameters, its own last state;
-//! - a worker without an evaluation yet, or whose last one failed with no member to exploit,
-//!   starts a fresh member: a uniformly random point, trained from scratch.
+//! - a member whose last evaluation failed with no member to exploit trains that interval again
+//!   from the state it continued (its own previous one, still saved), once;
+//! - a worker without an evaluation yet, or whose retry failed too, starts a fresh member: a
+//!   uniformly random point, trained from scratch.
 //!
 //! The child's [`Lineage`] names the state it continues, its step and the steps it trains (the
 //! interval, or what is left of the budget when that is less); the driver gives the
@@ -390,7 +392,21 @@ impl Propagator for Pbt {
                 }));
                 Ok(vec![child])
             }
-            // Its state is lost (failed) or it never had one (bred by another propagator).
+            // A failed evaluation that continued the member's previous one: that state is still
+            // saved (a worker's two latest always are), so the interval is trained again from it
+            // instead of from scratch. Near the end, when every other member has finished and none
+            // can be exploited, one transient failure (an out-of-memory, a node's hiccup) cost the
+            // member its whole training. Once: a retry that fails too (the state itself may be
+            // what fails) starts a fresh member.
+            (Some(_), Some(lineage))
+                if lineage.parent
+                    == own.id.generation.checked_sub(1).map(|generation| IndividualId { generation, ..own.id }) =>
+            {
+                let mut child = own.child();
+                child.lineage = Some(Box::new(Lineage { exploited: false, ..lineage }));
+                Ok(vec![child])
+            }
+            // Its state is lost (failed twice) or it never had one (bred by another propagator).
             _ => Ok(vec![self.fresh(space, rng)]),
         }
     }
@@ -717,9 +733,22 @@ mod tests {
         let pool = population(vec![evaluated(0, 3, 0.4, 6, values(0.01)), failed.clone()]);
         let child = breed(&pbt, &pool, 1, 4, 0);
         assert_eq!(child.lineage.unwrap().parent.unwrap().worker, 0, "exploits the one good member");
-        let alone = population(vec![failed]);
-        let child = breed(&pbt, &alone, 1, 4, 0);
-        assert_eq!(child.lineage.as_deref(), Some(&Lineage::fresh(2)), "nothing to exploit: a fresh member");
+        // Nothing to exploit (alone, or every other member finished): the failed interval is
+        // trained again from the member's previous state, its hyperparameters kept.
+        let finished = evaluated(0, 4, 0.1, 8, values(0.01));
+        for pool in [population(vec![failed.clone()]), population(vec![finished, failed.clone()])] {
+            let child = breed(&pbt, &pool, 1, 4, 0);
+            let lineage = child.lineage.as_deref().copied().unwrap();
+            assert_eq!(lineage.parent, Some(IndividualId { island: 0, worker: 1, generation: 2 }), "retried");
+            assert_eq!((lineage.step, lineage.steps, lineage.exploited), (6, 2, false));
+            assert_eq!(child.values, failed.values);
+        }
+        // The retry failed too (it continued generation 2, not 3): a fresh member.
+        let mut retry = evaluated(1, 4, f64::INFINITY, 6, values(0.02));
+        retry.lineage.as_mut().unwrap().parent = Some(IndividualId { island: 0, worker: 1, generation: 2 });
+        retry.failure = Some("NaN".into());
+        let child = breed(&pbt, &population(vec![failed, retry]), 1, 5, 0);
+        assert_eq!(child.lineage.as_deref(), Some(&Lineage::fresh(2)), "failed twice: a fresh member");
     }
 
     /// Where every training fails, a worker gives up after a few fresh members in a row instead
