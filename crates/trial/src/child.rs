@@ -11,16 +11,25 @@ use std::process::Command;
 /// rank's own thread for the whole evaluation (and a preloaded Python is started on it), so that
 /// is the rank's death.
 pub(crate) fn die_with_parent(cmd: &mut Command) {
+    on_parent_death(cmd, libc::SIGKILL, None);
+}
+
+/// Have the kernel send `signal` to `cmd`'s process when the thread that starts it ends; if that
+/// thread's process is gone already (it died between the fork and the prctl, so no signal would
+/// ever come), kill the process group `then_kill` (if any) and exit at once.
+fn on_parent_death(cmd: &mut Command, signal: libc::c_int, then_kill: Option<libc::pid_t>) {
     let parent = std::process::id() as libc::pid_t;
-    // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid, _exit).
+    // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid, kill, _exit).
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            // The rank died between the fork and the prctl: nobody would ever stop this one.
             if libc::getppid() != parent {
-                libc::_exit(1);
+                if let Some(group) = then_kill {
+                    libc::kill(-group, libc::SIGKILL);
+                }
+                libc::_exit(0);
             }
             Ok(())
         });
@@ -48,21 +57,8 @@ impl GroupGuard {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .process_group(0);
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: between fork and exec only async-signal-safe calls (prctl, getppid, kill, _exit).
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGHUP as libc::c_ulong) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // The rank died before the prctl: the guard's work is due now.
-                if libc::getppid() != parent {
-                    libc::kill(-pgid, libc::SIGKILL);
-                    libc::_exit(0);
-                }
-                Ok(())
-            });
-        }
+        // SIGHUP at the rank's death; a rank already dead has the group killed at once.
+        on_parent_death(&mut cmd, libc::SIGHUP, Some(pgid));
         cmd.spawn().ok().map(|shell| GroupGuard { shell })
     }
 }

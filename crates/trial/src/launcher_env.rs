@@ -37,9 +37,13 @@ pub(crate) fn places_in_the_job(name: &str) -> bool {
     PREFIXES.iter().any(|p| name.starts_with(p)) || NAMES.contains(&name)
 }
 
-/// The variables of this process's environment that a trial's process must not inherit.
-pub(crate) fn job_variables() -> Vec<std::ffi::OsString> {
-    std::env::vars_os().map(|(k, _)| k).filter(|k| k.to_str().is_some_and(places_in_the_job)).collect()
+/// The variables of this process's environment that a trial's process must not inherit: read once
+/// per process (the launcher set them before it started; nothing here changes them).
+pub(crate) fn job_variables() -> &'static [std::ffi::OsString] {
+    static NAMES_HERE: std::sync::OnceLock<Vec<std::ffi::OsString>> = std::sync::OnceLock::new();
+    NAMES_HERE.get_or_init(|| {
+        std::env::vars_os().map(|(k, _)| k).filter(|k| k.to_str().is_some_and(places_in_the_job)).collect()
+    })
 }
 
 #[cfg(test)]

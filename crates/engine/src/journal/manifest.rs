@@ -301,16 +301,14 @@ impl Manifest {
             let (a, b) = (old.migration_probability, new.migration_probability);
             changed.push(format!("migration probability: checkpoint has {a}, this run has {b}"));
         }
-        let pairs = [
-            ("topology", format!("{:?}", old.topology), format!("{:?}", new.topology)),
-            ("emigration", format!("{:?}", old.emigration), format!("{:?}", new.emigration)),
-            ("immigration", format!("{:?}", old.immigration), format!("{:?}", new.immigration)),
-        ];
-        for (what, a, b) in pairs {
-            if a != b {
-                changed.push(format!("{what}: checkpoint has {a}, this run has {b}"));
+        let mut compare = |what: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug, same: bool| {
+            if !same {
+                changed.push(format!("{what}: checkpoint has {a:?}, this run has {b:?}"));
             }
-        }
+        };
+        compare("topology", &old.topology, &new.topology, old.topology == new.topology);
+        compare("emigration", &old.emigration, &new.emigration, old.emigration == new.emigration);
+        compare("immigration", &old.immigration, &new.immigration, old.immigration == new.immigration);
         changed
     }
 }
