@@ -129,7 +129,7 @@ pub fn run(
     let loss = objective_values(plan.task.loss(), plan.config.objectives.clone());
     let result = optimizer.gather_trials(true).run(world, loss)?;
     if world.rank() == 0 {
-        finish(args, &plan, world.size(), &result).map_err(|e| FrontError::Output(crate::full_message(&e)))?;
+        finish(args, &plan, world.size(), &result, false).map_err(|e| FrontError::Output(crate::full_message(&e)))?;
     }
     Ok(result)
 }

@@ -123,7 +123,7 @@ pub(crate) fn run(args: &RunArgs, cnn: Option<CnnTaskMaker>) -> anyhow::Result<E
         let (plan, optimizer) = prepare(args, cnn, &files, n, 0)?;
         let loss = objective_values(plan.task.loss(), plan.config.objectives.clone());
         let result = optimizer.run_local(n, loss)?;
-        finish(args, &plan, n, &result)?;
+        finish(args, &plan, n, &result, true)?;
         return Ok(exit_status(&result));
     }
     on_mpi_world(|world| run_on(args, cnn, world))
@@ -153,7 +153,7 @@ fn run_on(args: &RunArgs, cnn: Option<CnnTaskMaker>, world: &mut dyn Communicato
         Err(e) => return fail_together(world, &e.to_string()),
     };
     if world.rank() == 0 {
-        finish(args, &plan, world.size(), &result)?;
+        finish(args, &plan, world.size(), &result, true)?;
     }
     if result.all_failed() {
         // A rank that ends with an error ends the job: not before rank 0 has written and said it.
@@ -197,8 +197,16 @@ pub(super) fn fail_together(world: &mut dyn Communicator, message: &str) -> anyh
     Ok(ExitCode::from(2))
 }
 
-/// Rank 0: the summary table, and the result files with `--out`.
-pub(crate) fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResult) -> anyhow::Result<()> {
+/// Rank 0: the summary table, and the result files with `--out`. A run whose every evaluation
+/// failed says so, as an error where it ends the program with one (`as_error`: the command line's
+/// status 3; a Python run returns its result instead).
+pub(crate) fn finish(
+    args: &RunArgs,
+    plan: &Plan,
+    ranks: usize,
+    result: &RunResult,
+    as_error: bool,
+) -> anyhow::Result<()> {
     let task = plan.task.as_ref();
     say(&summary_table(task.space(), result));
     if let Some(dir) = &args.results.out {
@@ -221,7 +229,8 @@ pub(crate) fn finish(args: &RunArgs, plan: &Plan, ranks: usize, result: &RunResu
         say(&wrote_line(dir, result));
     }
     if result.all_failed() {
-        eprintln!("propulate-rs: error: all {} evaluations failed; there is no best configuration", result.evaluations);
+        let error = if as_error { "error: " } else { "" };
+        eprintln!("propulate-rs: {error}all {} evaluations failed; there is no best configuration", result.evaluations);
     }
     if result.resumed > 0 && result.evaluations == result.resumed {
         // Population-based training ended by its members' budget; else the generations, given or

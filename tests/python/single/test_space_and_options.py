@@ -92,7 +92,7 @@ def test_options_are_the_command_lines_run_flags():
     assert "function" not in options and "local_ranks" not in options
 
 
-def test_several_objectives_from_a_dict(tmp_path):
+def test_several_objectives_from_a_dict(tmp_path, capfd):
     def loss(params):
         return {"loss": params["x"] ** 2, "size": (params["x"] - 1) ** 2}
 
@@ -108,6 +108,9 @@ def test_several_objectives_from_a_dict(tmp_path):
     result = pr.optimize(missing, {"x": pr.Float(-1, 2)}, generations=3, objectives="loss:min,size:min",
                          no_checkpoint=True, quiet=True)
     assert result.failed == 3
+    # The run returns its result: no "error:" (the command line's, which exits with status 3).
+    err = capfd.readouterr().err
+    assert "propulate-rs: all 3 evaluations failed; there is no best configuration" in err, err
 
     # A number is the loss, and ctx.record gives the other objective (python.md).
     def recorded(params, ctx):
