@@ -240,8 +240,10 @@ fn a_kill_9_then_the_same_command_resumes_every_member_from_its_last_state() {
     states(dir);
 }
 
+/// A member's own state gone (deleted by hand, or left in the checkpoint a run was reshaped from):
+/// the member starts afresh at once, with a warning, and no evaluation fails for it.
 #[test]
-fn a_missing_state_fails_the_evaluation_that_needs_it_and_its_member_starts_again() {
+fn a_missing_own_state_starts_the_member_afresh_with_a_warning() {
     let _one_job = one_job_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -261,17 +263,47 @@ fn a_missing_state_fails_the_evaluation_that_needs_it_and_its_member_starts_agai
     std::fs::remove_dir_all(dir.join("ck/states/0-0-1")).unwrap();
     let out = run_with_timeout(before_command(one(dir), &["--generations", "6"]), Duration::from_secs(120));
     succeeded(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the training state of 0/0/1 that this worker's member would continue is missing")
+            && stderr.contains("the member starts afresh"),
+        "{stderr}"
+    );
     let trials = trials_jsonl(dir);
-    let failed: Vec<&Value> = trials.iter().filter(|t| !t["failure"].is_null()).collect();
-    assert_eq!(failed.len(), 1, "{trials:?}");
-    let reason = failed[0]["failure"].as_str().unwrap();
-    assert!(reason.contains("the training state of 0/0/1 (step 4) to continue is missing"), "{reason}");
-    assert_eq!(id_of(failed[0]), "0/0/2");
-    // Then a fresh member, trained to the budget of 6 steps in 3 evaluations.
-    let after: Vec<&Value> = trials.iter().filter(|t| t["generation"].as_u64().unwrap() > 2).collect();
+    assert!(trials.iter().all(|t| t["failure"].is_null()), "{trials:?}");
+    // A fresh member from generation 2, trained to the budget of 6 steps in 3 evaluations.
+    let after: Vec<&Value> = trials.iter().filter(|t| t["generation"].as_u64().unwrap() >= 2).collect();
     assert_eq!(after.len(), 3, "{trials:?}");
-    assert!(after[0]["lineage"]["parent"].is_null() && after[0]["lineage"]["step"] == 0);
+    assert!(after[0]["lineage"]["parent"].is_null() && after[0]["lineage"]["step"] == 0, "{:?}", after[0]);
     assert_eq!(after[2]["lineage"]["step"], 4);
+}
+
+/// `--reshape-from` a PBT checkpoint: the states stay in the old checkpoint, so the members of the
+/// new job start afresh, none after a failed evaluation.
+#[test]
+fn a_run_reshaped_from_a_pbt_checkpoint_starts_its_members_afresh_without_failures() {
+    let _one_job = one_job_at_a_time();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("space.toml"), SPACE).unwrap();
+    let job = |np: usize, extra: &[&str]| {
+        let mut c = mpirun(np);
+        c.arg(bin()).arg("--space").arg(dir.join("space.toml"));
+        c.args(["--propagator", "pbt", "--pbt-interval", "2", "--pbt-steps", "6", "--seed", "1"]).args(extra);
+        c.arg("--").arg(toy()).arg("{lr}");
+        run_with_timeout(c, Duration::from_secs(120))
+    };
+    let old = dir.join("old").display().to_string();
+    succeeded(&job(2, &["--generations", "1", "--checkpoint", &old]));
+    let new = dir.join("ck").display().to_string();
+    let out_dir = dir.join("out").display().to_string();
+    let out = job(1, &["--reshape-from", &old, "--checkpoint", &new, "--out", &out_dir]);
+    let stdout = succeeded(&out);
+    assert!(stdout.contains("(0 failed)"), "{stdout}");
+    let trials = trials_jsonl(dir);
+    let ours: Vec<&Value> = trials.iter().filter(|t| t["generation"].as_u64().unwrap() >= 1).collect();
+    assert_eq!(ours.len(), 3, "a fresh member trained to its 6 steps: {trials:?}");
+    assert!(ours[0]["lineage"]["parent"].is_null(), "{:?}", ours[0]);
 }
 
 /// Where every training fails (on a GPU machine a worker of two ranks on one GPU, which NCCL

@@ -1,9 +1,10 @@
 //! A pool without the individuals of some workers: what the driver breeds from again when a child
 //! would continue a training state that is gone (population-based training: a member of another
-//! island whose owner has since deleted the state, or a peer's state deleted while this worker's
-//! view of it lagged), so that the propagator picks among the other members instead of failing the
-//! evaluation. The whole worker goes: its older evaluations, which would become its latest, have
-//! most likely lost their states too.
+//! island whose owner has since deleted the state, a peer's state deleted while this worker's view
+//! of it lagged, or the breeding worker's own, deleted by hand or left in the checkpoint a run was
+//! reshaped from), so that the propagator picks among the other members, or starts a fresh one,
+//! instead of failing the evaluation. The whole worker goes: its older evaluations, which would
+//! become its latest, have most likely lost their states too.
 
 use std::collections::BTreeSet;
 
@@ -11,9 +12,9 @@ use crate::individual::{Individual, IndividualId};
 use crate::propagator::Pool;
 use crate::rng::PropRng;
 
-/// `pool` without the individuals bred by the workers in `gone` (except through [`Pool::stored`],
-/// which finds any stored individual by identity, as the pool does: a worker's own last
-/// evaluation is found that way).
+/// `pool` without the individuals bred by the workers in `gone`, through every method (a worker's
+/// own last evaluation, which PBT finds by [`Pool::stored`], included: a breeding worker among the
+/// gone ones starts a fresh member).
 pub struct Excluding<'a> {
     /// The pool.
     pub pool: &'a dyn Pool,
@@ -52,7 +53,7 @@ impl Pool for Excluding<'_> {
         Box::new(self.pool.iter_latest_bred().filter(|i| self.keeps(i)))
     }
     fn stored(&self, id: &IndividualId) -> Option<Individual> {
-        self.pool.stored(id)
+        self.pool.stored(id).filter(|i| self.keeps(i))
     }
     fn best_of_worker(&self, worker: u32) -> Option<Individual> {
         self.iter_all().find(|i| i.id.worker == worker).cloned()
@@ -69,7 +70,7 @@ mod tests {
     use crate::space::Value;
 
     #[test]
-    fn the_excluded_are_nowhere_but_by_identity() {
+    fn the_excluded_are_nowhere() {
         let pool: Vec<Individual> = (0..6)
             .map(|g| {
                 let mut i = Individual::new(vec![Value::Float(g as f64)]);
@@ -89,6 +90,7 @@ mod tests {
         assert!(ex.sample(4, &mut worker_rng(0, 0)).iter().all(|i| i.id.worker != 7));
         assert_eq!(ex.best_of_worker(1).unwrap().id.generation, 1);
         assert!(ex.best_of_worker(7).is_none());
-        assert_eq!(ex.stored(&pool[0].id), Some(pool[0].clone()), "found by identity");
+        assert_eq!(ex.stored(&pool[0].id), None, "not by identity either: PBT finds a worker's own member so");
+        assert_eq!(ex.stored(&pool[1].id), Some(pool[1].clone()));
     }
 }

@@ -26,15 +26,30 @@ const PEERS_FORESEEN: usize = 16;
 
 impl RootWorker<'_, '_> {
     /// The child of `generation`, announced to the island when the propagator models running
-    /// evaluations. A child that would exploit a member whose training state is gone (deleted by
-    /// its owner while this worker's view of it lagged) is bred again without that member.
+    /// evaluations. A child that would continue a training state that is gone (a member's deleted
+    /// by its owner while this worker's view of it lagged; this worker's own, deleted by hand or
+    /// left in the checkpoint a run was reshaped from) is bred again without that member's worker.
     pub(super) fn breed_and_announce(&mut self, generation: u64, roots: &mut dyn Communicator) -> Result<Individual> {
         let mut gone = BTreeSet::new();
         loop {
             let child = self.breed(generation, &gone)?;
             self.announce_running(roots, &child)?;
-            match self.exploits_a_gone_state(&child) {
+            match self.continues_a_gone_state(&child) {
                 Some(parent) if gone.len() < MAX_GONE => {
+                    if parent.worker as usize == self.worker {
+                        // Its own member's state: deleted by hand, or a run reshaped from another
+                        // checkpoint (whose states stay there). Without it the member starts
+                        // afresh: bred again without this worker, PBT finds no own member.
+                        let text = format!(
+                            "the training state of {parent} that this worker's member would continue is missing \
+                             ({}): the member starts afresh",
+                            self.run
+                                .states
+                                .as_ref()
+                                .map_or_else(String::new, |s| s.saved(parent).display().to_string())
+                        );
+                        self.observers.emit(&crate::observe::Event::Warning(&text));
+                    }
                     gone.insert(parent.worker);
                 }
                 _ => return Ok(child),
@@ -146,11 +161,11 @@ impl RootWorker<'_, '_> {
         enqueued.get(k)
     }
 
-    /// The member `child` would exploit, when its training state is no longer on disk.
-    fn exploits_a_gone_state(&self, child: &Individual) -> Option<IndividualId> {
+    /// The evaluation whose training state `child` would continue (a member it exploits, or its
+    /// own), when that state is no longer on disk.
+    fn continues_a_gone_state(&self, child: &Individual) -> Option<IndividualId> {
         let states = self.run.states.as_ref()?;
-        let lineage = child.lineage.as_deref()?;
-        let parent = lineage.parent.filter(|_| lineage.exploited)?;
+        let parent = child.lineage.as_deref()?.parent?;
         (!states.saved(parent).is_dir()).then_some(parent)
     }
 }
