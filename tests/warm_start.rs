@@ -69,6 +69,7 @@ fn a_run_starts_from_an_earlier_runs_evaluations_from_each_source_and_once() {
     assert!(b["loss"].as_f64().unwrap() <= a_best, "{b}");
     // Where the best is the earlier run's, the outputs say it was imported.
     assert_eq!(b["imported"] == true, b["loss"].as_f64() == Some(a_best), "{b}");
+    assert_eq!(b["worker"].is_null(), b["imported"] == true, "an imported one has no worker of this run: {b}");
     assert_eq!(said.contains("(imported by --warm-start from an earlier run)"), b["imported"] == true, "{said}");
     // A resume of it finds the seeds in its journal and imports nothing again.
     let seeds = seeded(&dir.join("b/ck"));

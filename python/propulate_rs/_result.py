@@ -17,11 +17,13 @@ class Trial:
     reason, or None), where it was bred (``island``, ``worker``, ``generation``), and what it
     recorded: ``objectives``, ``metrics``, ``curve`` (its reports), ``pruned``, ``duration_s``;
     with constraints, ``constraints`` (the values, feasible when each is at most 0) and
-    ``feasible`` (``None`` without constraints)."""
+    ``feasible`` (``None`` without constraints). ``imported`` is True for an evaluation of an
+    earlier run that ``warm_start`` brought in (its ``worker`` is None: none of this run's)."""
 
     __slots__ = (
         "params", "loss", "failure", "island", "worker", "generation", "number",
         "objectives", "metrics", "curve", "pruned", "duration_s", "lineage", "constraints", "feasible",
+        "imported",
     )
 
     def __init__(self, record, order=None):
@@ -32,7 +34,8 @@ class Trial:
         self.loss = math.inf if loss is None else loss
         self.failure = record.get("failure")
         self.island = record.get("island", 0)
-        self.worker = record.get("worker", 0)
+        self.imported = record.get("imported", False)
+        self.worker = None if self.imported else record.get("worker", 0)
         self.generation = record.get("generation", 0)
         self.number = record.get("number")
         self.objectives = record.get("objectives")
@@ -77,6 +80,8 @@ class Trial:
 
     def __repr__(self):
         where = f"island {self.island}, worker {self.worker}, generation {self.generation}"
+        if self.imported:
+            where = "imported from an earlier run"
         what = f"failed: {self.failure}" if self.failed else f"loss {self.loss:.6g}"
         return f"Trial({self.params}, {what}, {where})"
 
@@ -92,7 +97,7 @@ class Result:
         self.best = Trial(data["best"][0], order) if data["best"] else None
         self.islands = [Trial(island[0], order) for island in data["islands"] if island]
         trials = (Trial(t, order) for t in data["trials"])
-        self.trials = sorted(trials, key=lambda t: (t.island, t.worker, t.generation))
+        self.trials = sorted(trials, key=lambda t: (t.island, -1 if t.worker is None else t.worker, t.generation))
         self.front = [Trial(t, order) for t in data["front"]]
         self.objectives = data["objectives"]
         self.evaluations = data["evaluations"]

@@ -208,16 +208,19 @@ pub struct RunArgs {
     /// Start a new run with the evaluations of an earlier one, not evaluated again (repeatable):
     /// PATH is a propulate-rs checkpoint directory, a `trials.csv`, or an Optuna journal file (one
     /// study; complete trials, the first value as the loss, negated where the study maximizes it,
-    /// its `constraints` attribute). Parameters match by name: one missing from the earlier run,
-    /// one it has that this space has not, or one of another type is an error naming it; with
-    /// `--objectives`, each objective is taken by name (by position from an Optuna study that
-    /// named none), and one the earlier run lacks or runs the other way is an error; an
-    /// evaluation with a value outside this space is left out, and failed ones too (the run says
-    /// how many); one source given twice is an error, and an evaluation an earlier source gave
-    /// already (the same values and loss: a run's checkpoint and its trials.csv) is imported once. They are dealt over the islands as `--reshape-from` deals, recorded in the new
-    /// checkpoint (a resume does not import them again), marked `"imported": true` where they
-    /// appear (`best.json`'s top lists), and not in `trials.csv`, which lists this run's
-    /// evaluations; not with `--reshape-from`
+    /// its constraints, as `constraints_func` or `Trial.set_constraint` stored them). Parameters
+    /// match by name: one missing from the earlier run, one it has that this space has not, or
+    /// one of another type is an error naming it; with `--objectives`, each objective is taken by
+    /// name (by position from an Optuna study that named none), and one the earlier run lacks or
+    /// runs the other way is an error; an evaluation with a value outside this space, or without
+    /// one for a parameter active here, is left out, and failed, pruned and unfinished ones too
+    /// (the run says how many of each); one source given twice is an error, and an evaluation an
+    /// earlier source gave already (the same values and loss: a run's checkpoint and its
+    /// trials.csv) is imported once. They are dealt over the islands as `--reshape-from` deals,
+    /// recorded in the new checkpoint (a resume does not import them again), marked `"imported":
+    /// true` (and `"worker": null`) where they appear (`best.json`'s top lists), and not in
+    /// `trials.csv`, which lists this run's evaluations; needs a checkpoint (they are recorded
+    /// there): not with `--no-checkpoint` or `--reshape-from`
     #[arg(long, value_name = "PATH", conflicts_with_all = ["no_checkpoint", "reshape_from"])]
     pub warm_start: Vec<PathBuf>,
     /// Evaluate these configurations first: a CSV file whose header names the parameters (quoted

@@ -94,7 +94,26 @@ fn bad(source: &str, line: usize, what: &str) -> Error {
 /// A conditional parameter that is inactive in the configuration may be left out (or left empty,
 /// or null): it takes a dormant value, the middle of its range, which nothing sees.
 pub fn values(space: &SearchSpace, configuration: &Configuration) -> Result<Vec<Value>> {
-    let bad = |m: String| Error::InvalidConfig(m);
+    values_or_missing(space, configuration).map_err(|e| match e {
+        Unusable::Missing(m) | Unusable::Invalid(m) => Error::InvalidConfig(m),
+    })
+}
+
+/// Why a configuration gives no values of a space.
+#[derive(Debug)]
+pub(crate) enum Unusable {
+    /// A parameter active in the space has no value (its message).
+    Missing(String),
+    /// An unknown name, a value of another kind or outside its bounds (its message).
+    Invalid(String),
+}
+
+/// [`values`], telling a missing value apart from a wrong one.
+pub(crate) fn values_or_missing(
+    space: &SearchSpace,
+    configuration: &Configuration,
+) -> std::result::Result<Vec<Value>, Unusable> {
+    let bad = Unusable::Invalid;
     if let Some(unknown) = configuration.keys().find(|k| space.index_of(k).is_none()) {
         let names: Vec<&str> = space.params().iter().map(|p| p.name.as_str()).collect();
         return Err(bad(format!("no parameter '{unknown}' in the search space (it has {})", names.join(", "))));
@@ -140,18 +159,18 @@ pub fn values(space: &SearchSpace, configuration: &Configuration) -> Result<Vec<
             }
             .map(Some)
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<std::result::Result<Vec<_>, _>>()?;
     let values: Vec<Value> =
         given.iter().zip(space.params()).map(|(v, p)| v.unwrap_or_else(|| middle(&p.domain))).collect();
     let active = space.active(&values);
     if let Some(missing) = (0..values.len()).find(|&i| given[i].is_none() && active[i]) {
         let name = &space.params()[missing].name;
         let why = if space.params()[missing].when.is_empty() { "" } else { " (its condition holds)" };
-        return Err(bad(format!("parameter '{name}' is not given{why}")));
+        return Err(Unusable::Missing(format!("parameter '{name}' is not given{why}")));
     }
     space.check_values(&values).map_err(|e| match e {
         Error::OutsideSpace(m) => bad(m),
-        other => other,
+        other => bad(other.to_string()),
     })?;
     Ok(values)
 }

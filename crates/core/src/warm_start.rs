@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::enqueued::values;
+use crate::enqueued::{Unusable, values_or_missing};
 use crate::error::{Error, Result};
 use crate::individual::{IMPORTED, Individual, IndividualId};
 use crate::objective::{Direction, Objective};
@@ -57,6 +57,9 @@ pub struct Earlier {
     pub values: Vec<f64>,
     /// Its constraint values (empty: none reported).
     pub constraints: Vec<f64>,
+    /// Pruned, or never finished (an Optuna trial running or waiting when the journal was read):
+    /// left out, and counted apart from the failed ones.
+    pub unfinished: bool,
 }
 
 /// An objective of an earlier run, as far as its source says.
@@ -87,8 +90,13 @@ pub struct Imported {
     pub individuals: Vec<Individual>,
     /// Evaluations left out: a value outside this space.
     pub outside: usize,
+    /// Evaluations left out: no value for a parameter active in this space (a conditional one
+    /// that was inactive there, or a parameter made unconditional since).
+    pub missing: usize,
     /// Failed evaluations (not imported: they say nothing of where the good points are).
     pub failed: usize,
+    /// Pruned or unfinished evaluations ([`Earlier::unfinished`]), left out.
+    pub unfinished: usize,
 }
 
 /// `run`'s evaluations in `space` for a run with `objectives` (none: one loss), numbered from
@@ -130,8 +138,12 @@ pub fn import(
         Ok(c) => c,
         Err(m) => return bad(m),
     };
-    let (mut individuals, mut outside, mut failed) = (Vec::new(), 0, 0);
+    let (mut individuals, mut outside, mut missing, mut failed, mut unfinished) = (Vec::new(), 0, 0, 0, 0);
     for e in &run.evaluations {
+        if e.unfinished {
+            unfinished += 1;
+            continue;
+        }
         // This run's objective values (a column of `None`: the earlier run's one loss).
         let objective_values: Vec<f64> =
             columns.iter().map(|c| c.map_or(e.loss, |i| e.values.get(i).copied().unwrap_or(f64::NAN))).collect();
@@ -139,7 +151,7 @@ pub fn import(
             failed += 1;
             continue;
         }
-        match values(space, &e.params) {
+        match values_or_missing(space, &e.params) {
             Ok(v) => {
                 let mut ind = Individual::new(v);
                 ind.loss = match objectives.first() {
@@ -151,10 +163,11 @@ pub fn import(
                 ind.id = IndividualId { island: 0, worker: IMPORTED, generation: first + individuals.len() as u64 };
                 individuals.push(ind);
             }
-            Err(_) => outside += 1,
+            Err(Unusable::Missing(_)) => missing += 1,
+            Err(Unusable::Invalid(_)) => outside += 1,
         }
     }
-    Ok(Imported { individuals, outside, failed })
+    Ok(Imported { individuals, outside, missing, failed, unfinished })
 }
 
 /// Where each of this run's `objectives` is among the earlier run's values: by name, by position
@@ -224,6 +237,32 @@ mod tests {
         assert_eq!(ids, [10, 11]);
         assert!(imported.individuals.iter().all(|i| i.id.is_imported()));
         assert_eq!(imported.individuals[1].loss, 2.0);
+    }
+
+    /// A value missing for a parameter active here, and a pruned or unfinished evaluation, are
+    /// counted apart from values outside the space and from failures.
+    #[test]
+    fn missing_values_and_unfinished_evaluations_are_counted_apart() {
+        let space = SearchSpace::builder()
+            .categorical("opt", &["sgd", "adam"])
+            .float("momentum", 0.0, 1.0)
+            .when("opt", &["sgd"])
+            .build()
+            .unwrap();
+        let mut run = earlier(
+            &[("opt", None), ("momentum", None)],
+            vec![
+                (json!({"opt": "sgd", "momentum": 0.5}), 1.0),
+                (json!({"opt": "sgd"}), 0.5),
+                (json!({"opt": "adam"}), 0.7),
+                (json!({"opt": "adam"}), 0.2),
+                (json!({"opt": "sgd", "momentum": 2.0}), 0.9),
+            ],
+        );
+        run.evaluations[3].unfinished = true;
+        let imported = import(&space, &run, &[], "old", 0).unwrap();
+        assert_eq!(imported.individuals.len(), 2);
+        assert_eq!((imported.outside, imported.missing, imported.failed, imported.unfinished), (1, 1, 0, 1));
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub(crate) const METRIC_NAMES: &str = "study:metric_names";
 /// Optuna's `TrialState`s.
 pub(crate) const COMPLETE: u64 = 1;
 const PRUNED: u64 = 2;
-const FAIL: u64 = 3;
+pub(crate) const FAIL: u64 = 3;
 /// The `worker_id` Optuna stamps on each line (its own are a UUID and a thread id).
 const WORKER_ID: &str = "propulate-rs-export";
 

@@ -29,7 +29,8 @@ pub fn individual_json(space: &SearchSpace, objectives: &[Objective], ind: &Indi
         "loss": finite_or_null(ind.loss),
         "params": params,
         "island": ind.id.island,
-        "worker": ind.id.worker,
+        // An imported evaluation's worker is none of this run's (its identity holds a marker).
+        "worker": if ind.id.is_imported() { Json::Null } else { json!(ind.id.worker) },
         "generation": ind.id.generation,
         "failure": ind.failure,
     });

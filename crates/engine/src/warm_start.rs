@@ -11,8 +11,8 @@ use crate::config::{CheckpointSettings, RunConfig};
 use crate::error::{Error, Result};
 use crate::journal::{Manifest, seed_checkpoint};
 use crate::optuna_journal::{
-    COMPLETE, CREATE_STUDY, CREATE_TRIAL, MAXIMIZE, METRIC_NAMES, MINIMIZE, SET_STUDY_SYSTEM_ATTR, SET_TRIAL_PARAM,
-    SET_TRIAL_STATE_VALUES, SET_TRIAL_SYSTEM_ATTR,
+    COMPLETE, CREATE_STUDY, CREATE_TRIAL, FAIL, MAXIMIZE, METRIC_NAMES, MINIMIZE, SET_STUDY_SYSTEM_ATTR,
+    SET_TRIAL_PARAM, SET_TRIAL_STATE_VALUES, SET_TRIAL_SYSTEM_ATTR,
 };
 use propulate_core::enqueued::csv_value;
 use propulate_core::layout::Layout;
@@ -30,7 +30,7 @@ pub(crate) fn seed(
     space: &SearchSpace,
     layout: &Layout,
 ) -> Result<(String, Manifest)> {
-    let (mut seeds, mut outside, mut failed, mut twice) = (Vec::new(), 0, 0, 0);
+    let (mut seeds, mut outside, mut failed, mut twice, mut missing, mut unfinished) = (Vec::new(), 0, 0, 0, 0, 0);
     let mut seen = Vec::new();
     // An evaluation another source gave already (a run's checkpoint and its trials.csv, say):
     // the same values and the same loss, to the bit.
@@ -46,13 +46,12 @@ pub(crate) fn seed(
             )));
         }
         seen.push(same);
-        let mut run = read(path)?;
-        if !path.is_dir() && run.params.iter().all(|(_, kind)| kind.is_none()) {
-            csv_columns_as_params(&mut run, space);
-        }
+        let run = read(path, space)?;
         let imported = import(space, &run, &cfg.objectives, &path.display().to_string(), seeds.len() as u64)?;
         outside += imported.outside;
         failed += imported.failed;
+        missing += imported.missing;
+        unfinished += imported.unfinished;
         let keys: Vec<String> = imported.individuals.iter().map(key).collect();
         for (ind, k) in imported.individuals.into_iter().zip(&keys) {
             if known.contains(k) {
@@ -73,24 +72,37 @@ pub(crate) fn seed(
     let mut extra = ck.extra.clone();
     extra.insert("warm_started_from".into(), sources.clone().into());
     let (seeded, manifest) = seed_checkpoint(&ck.dir, cfg, space, layout, extra, seeds, offset)?;
+    let also = |n: usize, what: &str| if n > 0 { format!(", {n} {what}") } else { String::new() };
     let notice = format!(
         "warm start: {seeded} evaluations of {} in {}, not evaluated again; left out: {outside} with a value \
-         outside this search space, {failed} failed{}",
+         outside this search space, {failed} failed{}{}{}",
         sources.join(", "),
         ck.dir.display(),
-        if twice > 0 { format!(", {twice} given by an earlier source already") } else { String::new() }
+        also(missing, "without a value for a parameter active here"),
+        also(unfinished, "pruned or unfinished"),
+        also(twice, "given by an earlier source already")
     );
     Ok((notice, manifest))
 }
 
-/// The evaluations of the earlier run at `path`, whichever of the three sources it is.
-pub fn read(path: &Path) -> Result<EarlierRun> {
+/// The evaluations of the earlier run at `path`, whichever of the three sources it is; a
+/// trials.csv's columns named after the parameters of `space` they hold.
+fn read(path: &Path, space: &SearchSpace) -> Result<EarlierRun> {
+    let flag = |e: Error| Error::InvalidConfig(format!("--warm-start {}: {e}", path.display()));
     if path.is_dir() {
-        return checkpoint(path);
+        return checkpoint(path).map_err(flag);
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::InvalidConfig(format!("--warm-start {}: {e}", path.display())))?;
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
-    let run = if first.trim_start().starts_with('{') { optuna_journal(&text) } else { trials_csv(&text) };
+    let run = if first.trim_start().starts_with('{') {
+        optuna_journal(&text)
+    } else {
+        trials_csv(&text).map(|mut run| {
+            csv_columns_as_params(&mut run, space);
+            run
+        })
+    };
     run.map_err(|m| Error::InvalidConfig(format!("--warm-start {}: {m}", path.display())))
 }
 
@@ -115,6 +127,7 @@ fn checkpoint(dir: &Path) -> Result<EarlierRun> {
             loss: ind.loss,
             values: ind.objectives.clone(),
             constraints: ind.constraints.clone(),
+            unfinished: false,
         })
         .collect();
     Ok(EarlierRun { params, objectives, evaluations })
@@ -155,7 +168,7 @@ fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
         let loss = if row[loss] == "inf" { f64::INFINITY } else { row[loss].parse().unwrap_or(f64::INFINITY) };
         let values = row[objective_columns.clone()].iter().map(|v| v.parse().unwrap_or(f64::NAN)).collect();
         let constraints = constraints.iter().filter_map(|&c| row[c].parse().ok()).collect();
-        evaluations.push(Earlier { params, loss, values, constraints });
+        evaluations.push(Earlier { params, loss, values, constraints, unfinished: false });
     }
     // `objective_loss` is the objective `loss` (output::objective_column).
     let objectives = header[objective_columns]
@@ -213,7 +226,35 @@ struct Trial {
     params: Map<String, Json>,
     state: Option<u64>,
     values: Vec<f64>,
-    constraints: Vec<f64>,
+    /// By Optuna's key: `0`, `1`, ... of the list `constraints` (`constraints_func`), and the
+    /// names of `Trial.set_constraint(name, value)` (Optuna 5), kept as `constraints:<name>`.
+    constraints: Vec<(String, f64)>,
+}
+
+impl Trial {
+    /// The constraints among system attributes `attrs`, as Optuna's
+    /// `_get_constraints_from_system_attrs` reads them: the old list, then each named one (a name
+    /// given again replaces its value).
+    fn add_constraints(&mut self, attrs: &Json) {
+        let Some(attrs) = attrs.as_object() else { return };
+        let mut set = |key: String, value: Option<f64>| {
+            let Some(value) = value else { return };
+            match self.constraints.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = value,
+                None => self.constraints.push((key, value)),
+            }
+        };
+        if let Some(list) = attrs.get("constraints").and_then(Json::as_array) {
+            for (k, c) in list.iter().enumerate() {
+                set(k.to_string(), c.as_f64());
+            }
+        }
+        for (key, value) in attrs {
+            if let Some(name) = key.strip_prefix("constraints:") {
+                set(name.to_string(), value.as_f64());
+            }
+        }
+    }
 }
 
 /// A trial's values in a journal operation: `values` (a list, or null), or an older `value`.
@@ -273,9 +314,7 @@ fn optuna_journal(text: &str) -> std::result::Result<EarlierRun, String> {
                         set_param(&mut t, &mut kinds, name, internal, d).map_err(|m| format!("line {}: {m}", k + 1))?;
                     }
                 }
-                if let Some(c) = op["system_attrs"]["constraints"].as_array() {
-                    t.constraints = c.iter().filter_map(Json::as_f64).collect();
-                }
+                t.add_constraints(&op["system_attrs"]);
                 trials.push(t);
             }
             Some(SET_TRIAL_PARAM) => {
@@ -292,12 +331,15 @@ fn optuna_journal(text: &str) -> std::result::Result<EarlierRun, String> {
             }
             Some(SET_TRIAL_SYSTEM_ATTR) => {
                 let id = trial(&mut trials)?;
-                if let Some(c) = op["system_attr"]["constraints"].as_array() {
-                    trials[id].constraints = c.iter().filter_map(Json::as_f64).collect();
-                }
+                trials[id].add_constraints(&op["system_attr"]);
             }
             Some(_) => {}
-            None => return Err(format!("line {}: no op_code: not an Optuna journal", k + 1)),
+            None => {
+                return Err(format!(
+                    "line {}: no op_code: neither a checkpoint, a trials.csv nor an Optuna journal",
+                    k + 1
+                ));
+            }
         }
     }
     if studies != 1 {
@@ -309,8 +351,9 @@ fn optuna_journal(text: &str) -> std::result::Result<EarlierRun, String> {
         .map(|t| Earlier {
             params: t.params,
             loss: t.values.first().filter(|_| t.state == Some(COMPLETE)).map_or(f64::INFINITY, |v| first_sign * v),
+            unfinished: !matches!(t.state, Some(COMPLETE | FAIL)),
             values: t.values,
-            constraints: t.constraints,
+            constraints: t.constraints.into_iter().map(|(_, c)| c).collect(),
         })
         .collect();
     let named = metric_names.len() == directions.len();
@@ -387,18 +430,22 @@ mod tests {
             .float("loss", 0.0, 1.0)
             .float("param_loss", 0.0, 1.0)
             .int("steps", 1, 9)
+            .categorical("start", &["a", "b"])
             .build()
             .unwrap();
         let objectives = [Objective::min("loss"), Objective::max("acc")];
-        let mut t = Individual::new(vec![Value::Float(0.25), Value::Float(0.75), Value::Int(3)]);
+        let mut t = Individual::new(vec![Value::Float(0.25), Value::Float(0.75), Value::Int(3), Value::Cat(1)]);
         (t.loss, t.objectives) = (0.5, vec![0.5, 0.9]);
         let text = crate::output::trials_csv(&space, &objectives, &[t]);
-        let mut run = trials_csv(&text).unwrap();
-        csv_columns_as_params(&mut run, &space);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trials.csv");
+        std::fs::write(&path, &text).unwrap();
+        // A categorical's words tell its kind: the columns are renamed all the same.
+        let run = read(&path, &space).unwrap();
         let imported = import(&space, &run, &objectives, "t.csv", 0).unwrap();
         assert_eq!(imported.individuals.len(), 1, "{text}");
         let ind = &imported.individuals[0];
-        assert_eq!(ind.values, [Value::Float(0.25), Value::Float(0.75), Value::Int(3)]);
+        assert_eq!(ind.values, [Value::Float(0.25), Value::Float(0.75), Value::Int(3), Value::Cat(1)]);
         assert_eq!((ind.loss, ind.objectives.clone()), (0.5, vec![0.5, 0.9]));
     }
 
@@ -415,6 +462,11 @@ mod tests {
             r#"{"op_code": 6, "worker_id": "w", "trial_id": 0, "state": 1, "values": [2.5]}"#.to_string(),
             r#"{"op_code": 4, "worker_id": "w", "study_id": 0, "datetime_start": "t"}"#.to_string(),
             r#"{"op_code": 6, "worker_id": "w", "trial_id": 1, "state": 3, "values": null}"#.to_string(),
+            // Optuna 5's Trial.set_constraint: one attribute per named constraint.
+            r#"{"op_code": 4, "worker_id": "w", "study_id": 0, "datetime_start": "t"}"#.to_string(),
+            r#"{"op_code": 9, "worker_id": "w", "trial_id": 2, "system_attr": {"constraints:mem": 1.45}}"#.to_string(),
+            r#"{"op_code": 9, "worker_id": "w", "trial_id": 2, "system_attr": {"constraints:lat": -0.5}}"#.to_string(),
+            r#"{"op_code": 6, "worker_id": "w", "trial_id": 2, "state": 1, "values": [1.0]}"#.to_string(),
         ]
         .join("\n");
         let run = optuna_journal(&text).unwrap();
@@ -423,6 +475,7 @@ mod tests {
         assert_eq!((first.params["x"].as_f64(), first.params["opt"].as_str()), (Some(0.25), Some("adam")));
         assert_eq!((first.loss, first.constraints.clone()), (2.5, vec![0.5]));
         assert!(run.evaluations[1].loss.is_infinite(), "a failed trial");
+        assert_eq!(run.evaluations[2].constraints, [1.45, -0.5], "set_constraint's, in the order set");
         let e = optuna_journal(r#"{"op_code": 6, "trial_id": 3, "state": 1}"#).unwrap_err();
         assert!(e.contains("trial 3 was never created"), "{e}");
     }

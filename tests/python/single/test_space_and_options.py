@@ -291,6 +291,10 @@ def test_a_run_warm_starts_from_an_earlier_runs_checkpoint(tmp_path):
     later = pr.optimize(quadratic, space, generations=3, checkpoint=tmp_path / "b", warm_start=[tmp_path / "a"],
                         quiet=True)
     assert later.evaluations == 3 and later.best.loss <= earlier.best.loss
+    # An imported best says so, with no worker of this run.
+    assert later.best.imported == (later.best.loss == earlier.best.loss), later.best
+    assert (later.best.worker is None) == later.best.imported
+    assert ("imported from an earlier run" in repr(later.best)) == later.best.imported
     with pytest.raises(ValueError, match="parameter 'y' of the search space is not in the earlier run"):
         pr.optimize(quadratic, {"x": pr.Float(-2.0, 2.0), "y": pr.Float(0.0, 1.0)}, generations=1,
                     checkpoint=tmp_path / "c", warm_start=tmp_path / "a", quiet=True)

@@ -83,9 +83,19 @@ impl IntervalMutationNormal {
     }
 }
 
+/// The parameters a mutation may change: the child's active ones. In a conditional space a change
+/// to an inactive parameter changes nothing that is evaluated, and the child repeated its parent
+/// (a genetic run of 40 evaluations over an optimizer with its own parameters repeated 10).
+fn mutable(child: &Individual, space: &SearchSpace, kind: impl Fn(&Domain) -> bool) -> Vec<usize> {
+    let active = space.active(&child.values);
+    (0..space.len()).filter(|&i| active[i] && kind(&space.params()[i].domain)).collect()
+}
+
 fn resample_points(child: &mut Individual, space: &SearchSpace, n: usize, rng: &mut PropRng) {
-    let n = n.min(space.len());
-    for i in rand::seq::index::sample(rng, space.len(), n) {
+    let params = mutable(child, space, |_| true);
+    let n = n.min(params.len());
+    for k in rand::seq::index::sample(rng, params.len(), n) {
+        let i = params[k];
         child.values[i] = space.sample_param(i, rng);
     }
 }
@@ -127,8 +137,7 @@ one_to_one!(RandomPointMutation, "RandomPointMutation", |s, child, space, rng| {
 });
 
 one_to_one!(IntervalMutationNormal, "IntervalMutationNormal", |s, child, space, rng| {
-    let floats: Vec<usize> =
-        (0..space.len()).filter(|&i| matches!(space.params()[i].domain, Domain::Float { .. })).collect();
+    let floats = mutable(&child, space, |d| matches!(d, Domain::Float { .. }));
     let n = s.points.min(floats.len());
     // No draw for the fixed step, so that it breeds what it always bred from a seed.
     let sigma =
@@ -138,3 +147,31 @@ one_to_one!(IntervalMutationNormal, "IntervalMutationNormal", |s, child, space, 
         child.values[i] = space.perturb(i, child.values[i], sigma, rng);
     }
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::worker_rng;
+    use crate::space::Value;
+
+    /// `xa` is active in branch a, `xb` in branch b: a parent of branch a keeps its `xb` under
+    /// every mutation, which would otherwise give a child evaluated exactly as its parent.
+    #[test]
+    fn mutations_change_active_parameters_only() {
+        let space = crate::propagator::test_pools::two_branches();
+        let mut parent = Individual::new(vec![Value::Cat(0), Value::Float(0.5), Value::Float(0.5)]);
+        parent.loss = 1.0;
+        let mutations: Vec<Box<dyn Propagator>> = vec![
+            Box::new(PointMutation::new(1, 1.0).unwrap()),
+            Box::new(RandomPointMutation::new(1, 1, 1.0).unwrap()),
+            Box::new(IntervalMutationNormal::new(0.1, 1, 1.0).unwrap()),
+        ];
+        let mut rng = worker_rng(0, 0);
+        for m in &mutations {
+            for _ in 0..200 {
+                let child = m.propagate(&vec![parent.clone()], &space, &mut rng).unwrap().remove(0);
+                assert_eq!(child.values[2], parent.values[2], "{}: the inactive xb changed", m.name());
+            }
+        }
+    }
+}
