@@ -297,6 +297,17 @@ fn a_run_where_every_evaluation_failed_ends_with_status_3() {
         assert!(!stdout.contains("best loss"), "{stdout}");
         assert_eq!(trials_jsonl(tmp.path()).len(), 4, "{transport:?}: the outputs are written");
     }
+    // Its status stays 3 with stderr a pipe nobody reads any more (`2>&1 | head`): the last
+    // message's write fails, and used to panic (status 101).
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("space.toml"), SPACE).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(["--local-ranks", "1", "--generations", "1", "--no-checkpoint", "--space"]);
+    cmd.arg(tmp.path().join("space.toml")).args(["--", "false"]);
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(3));
 }
 
 #[test]

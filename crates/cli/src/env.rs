@@ -45,7 +45,7 @@ fn env_on(args: &EnvArgs, world: &mut dyn Communicator) -> anyhow::Result<ExitCo
     let lines = gather_lines(world, &layout)?;
     say(&lines);
     if let Some(why) = propulate::launcher::copy_outside_the_mpi_world(|k| std::env::var(k).ok(), world.size()) {
-        eprintln!("propulate-rs: warning: {why}");
+        crate::tell(&format!("warning: {why}"));
     }
     Ok(ExitCode::SUCCESS)
 }

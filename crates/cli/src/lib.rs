@@ -47,7 +47,7 @@ pub fn main(cnn: Option<CnnTaskMaker>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("propulate-rs: error: {}", full_message(&e));
+            tell(&format!("error: {}", full_message(&e)));
             ExitCode::from(2)
         }
     }
@@ -107,6 +107,13 @@ fn hand_over_to_the_cnn_executable() -> anyhow::Result<ExitCode> {
 fn say(text: &str) {
     use std::io::Write;
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// Print a line to stderr, `propulate-rs: ` before it; a closed pipe (`... 2>&1 | head`) is not
+/// worth a panic either (eprintln's would end the run with status 101 instead of its own).
+fn tell(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(format!("propulate-rs: {line}\n").as_bytes());
 }
 
 /// Run `job` on this process's rank of the MPI world (a job started by mpirun, srun, ...), and

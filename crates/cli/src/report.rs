@@ -59,7 +59,7 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let replay = propulate::report::load(&args.dir)?;
     for w in &replay.warnings {
-        eprintln!("propulate-rs: warning: {w}");
+        crate::tell(&format!("warning: {w}"));
     }
     let result = propulate::report::result_of(&replay, args.results.top_n);
     let space = &replay.manifest.space;
@@ -105,7 +105,7 @@ fn watch(dir: &Path, out: &Path, seconds: f64, top_n: usize) -> anyhow::Result<E
     let mut said: HashSet<String> = HashSet::new();
     let mut tell_once = |message: String| {
         if said.insert(message.clone()) {
-            eprintln!("propulate-rs: {message}");
+            crate::tell(&message);
         }
     };
     // An error that outlasts this is the checkpoint's, not a write caught half-way (the manifest

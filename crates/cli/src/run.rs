@@ -94,7 +94,7 @@ pub(crate) fn prepare_task(
     let task = plan.task.as_ref();
     if world_rank == 0 {
         for notice in task.notices() {
-            eprintln!("propulate-rs: {notice}");
+            crate::tell(&notice);
         }
     }
     let mut optimizer = Optimizer::new(task.space().clone());
@@ -191,7 +191,7 @@ pub(crate) fn set_up_failure(
 /// early makes mpirun kill rank 0 before it has spoken).
 pub(super) fn fail_together(world: &mut dyn Communicator, message: &str) -> anyhow::Result<ExitCode> {
     if world.rank() == 0 {
-        eprintln!("propulate-rs: error: {message}");
+        crate::tell(&format!("error: {message}"));
     }
     world.barrier()?;
     Ok(ExitCode::from(2))
@@ -230,7 +230,7 @@ pub(crate) fn finish(
     }
     if result.all_failed() {
         let error = if as_error { "error: " } else { "" };
-        eprintln!("propulate-rs: {error}all {} evaluations failed; there is no best configuration", result.evaluations);
+        crate::tell(&format!("{error}all {} evaluations failed; there is no best configuration", result.evaluations));
     }
     if result.resumed > 0 && result.evaluations == result.resumed {
         // Population-based training ended by its members' budget; else the generations, given or
@@ -247,7 +247,7 @@ pub(crate) fn finish(
             (None, None) => " (its own generations; --generations with a larger value goes on)".to_string(),
             _ => String::new(),
         };
-        eprintln!("propulate-rs: nothing was evaluated: the checkpoint's run had already ended{more}");
+        crate::tell(&format!("nothing was evaluated: the checkpoint's run had already ended{more}"));
     }
     Ok(())
 }
