@@ -162,6 +162,8 @@ def _metric(x):
 def _constraints(values):
     """The constraint values of a loss's dict (feasible when each is at most 0): a list of finite
     numbers, or one number (a numpy or torch scalar included)."""
+    if values is None:
+        raise TypeError("the loss's 'constraints' is None: give a list of numbers, or leave the key out")
     if isinstance(values, (str, bytes)) or getattr(values, "ndim", None) == 0 or not hasattr(values, "__iter__"):
         values = [values]
     numbers = [_as_number("a constraint of the loss's 'constraints'", c) for c in values]

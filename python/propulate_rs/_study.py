@@ -86,7 +86,13 @@ class Study:
             constraints = loss.get("constraints", constraints)
             loss = loss.get("loss")
         if constraints is not None:
-            constraints = _constraints(constraints)
+            # Unreadable constraints fail the trial, as optimize records them, instead of raising
+            # here and leaving it running.
+            try:
+                constraints = _constraints(constraints)
+            except (TypeError, ValueError) as e:
+                self._native.tell(number, None, str(e))
+                return
         if isinstance(loss, BaseException):
             self._native.tell(number, None, f"{type(loss).__name__}: {loss}")
             return

@@ -124,14 +124,22 @@ pub fn parse_result_file(path: &Path, text: &str, objectives: &[String]) -> Resu
         (Some(loss), _) => loss,
         (None, _) => return Err(format!("{} has no \"loss\"", what())),
     };
+    // One number is one constraint, as the Python package takes it.
     let constraints = match map.get("constraints") {
         None => None,
-        Some(serde_json::Value::Array(items)) => {
-            Some(items.iter().map(|c| c.as_f64().filter(|x| x.is_finite())).collect::<Option<Vec<f64>>>().ok_or_else(
-                || format!("{} has \"constraints\": {}, not a list of numbers", what(), map["constraints"]),
-            )?)
+        Some(given) => {
+            let items = match given {
+                serde_json::Value::Array(items) => items.as_slice(),
+                one => std::slice::from_ref(one),
+            };
+            Some(
+                items
+                    .iter()
+                    .map(|c| c.as_f64().filter(|x| x.is_finite()))
+                    .collect::<Option<Vec<f64>>>()
+                    .ok_or_else(|| format!("{} has \"constraints\": {given}, not a list of finite numbers", what()))?,
+            )
         }
-        Some(other) => return Err(format!("{} has \"constraints\": {other}, not a list of numbers", what())),
     };
     let metrics = map
         .iter()
@@ -182,8 +190,8 @@ mod tests {
             ("[1]", "not a JSON object"),
             (r#"{"acc": 1}"#, "no \"loss\""),
             (r#"{"loss": "0.5"}"#, "not a number"),
-            (r#"{"loss": 0.5, "constraints": 0.1}"#, "\"constraints\": 0.1, not a list of numbers"),
-            (r#"{"loss": 0.5, "constraints": [0.1, "x"]}"#, "not a list of numbers"),
+            (r#"{"loss": 0.5, "constraints": "0.1"}"#, "\"constraints\": \"0.1\", not a list of finite numbers"),
+            (r#"{"loss": 0.5, "constraints": [0.1, "x"]}"#, "not a list of finite numbers"),
         ] {
             let e = parse_result_file(p, bad, &[]).unwrap_err();
             assert!(e.contains(expected) && e.contains("r.json"), "{bad}: {e}");
@@ -196,6 +204,8 @@ mod tests {
             parse_result_file(Path::new("r.json"), r#"{"loss": 0.42, "constraints": [0.1, -2.0]}"#, &[]).unwrap();
         assert_eq!((read.loss, read.constraints), (0.42, Some(vec![0.1, -2.0])));
         assert!(read.metrics.is_empty(), "the constraints are no metric: {:?}", read.metrics);
+        let one = parse_result_file(Path::new("r.json"), r#"{"loss": 0.42, "constraints": 0.5}"#, &[]).unwrap();
+        assert_eq!(one.constraints, Some(vec![0.5]), "one number, as Python takes it");
         assert_eq!(parse_line("propulate: constraints=0.1,-2.0"), Line::Constraints(vec![0.1, -2.0]));
         assert_eq!(parse_line("propulate: constraints=3"), Line::Constraints(vec![3.0]));
         // As Python's ", ".join writes them, and with spaces around '='.

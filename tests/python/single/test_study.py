@@ -59,6 +59,15 @@ def test_the_default_finds_the_spheres_minimum_and_failures_are_recorded():
     failures = [t.failure for t in study.trials[-3:]]
     assert failures[0] == "the loss is NaN" and failures[1] == "ValueError: diverged" and "str" in failures[2]
     assert all(math.isinf(t.loss) for t in study.trials[-3:])
+    # Unreadable constraints fail the trial as optimize does; it does not stay running.
+    trial = study.ask()
+    study.tell(trial, 1.0, constraints=[float("nan")])
+    assert "'constraints' must be finite numbers" in study.trials[-1].failure, study.trials[-1].failure
+    assert not study.running
+    # A loss's dict whose constraints are None says so.
+    result = pr.optimize(lambda p: {"loss": 1.0, "constraints": None}, SPACE, generations=1, no_checkpoint=True,
+                         quiet=True)
+    assert "the loss's 'constraints' is None" in result.trials[0].failure, result.trials[0].failure
 
 
 def test_bad_studies_are_refused():
