@@ -15,6 +15,7 @@ pub mod front;
 mod function_task;
 mod inside_checkpoint;
 pub mod objectives;
+pub mod option_words;
 mod plan;
 mod propagator_flags;
 mod report;

@@ -17,6 +17,7 @@ mod task;
 mod world;
 
 use propulate_cli::front::{self, FrontError};
+use propulate_cli::option_words::in_option_words;
 
 /// The run flags a Python run takes, as `(name, flag, switch, help)`: `name` is the keyword of
 /// `optimize`, `flag` the command line's, `switch` whether it is given or not (no value).
@@ -52,7 +53,7 @@ fn run(
 ) -> PyResult<String> {
     let space = task::space_from_json(space)?;
     let space_for_result = space.clone();
-    let args = front::parse(&words).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let args = front::parse(&words).map_err(|e| PyValueError::new_err(in_option_words(&e.to_string())))?;
     let interruption = task::Interruption::default();
     let stopped = interruption.clone();
     let outcome = py.detach(move || {
@@ -70,12 +71,13 @@ fn run(
         Err(FrontError::Run(propulate::Error::Interrupted(why))) => {
             Err(interruption.take().unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(why)))
         }
-        Err(FrontError::Setup(m)) => Err(PyValueError::new_err(m)),
-        Err(FrontError::Output(m)) => Err(PyOSError::new_err(m)),
+        // In the words of the options the run was given, not the command line's flags.
+        Err(FrontError::Setup(m)) => Err(PyValueError::new_err(in_option_words(&m))),
+        Err(FrontError::Output(m)) => Err(PyOSError::new_err(in_option_words(&m))),
         Err(FrontError::Run(e @ (propulate::Error::InvalidConfig(_) | propulate::Error::Core(_)))) => {
-            Err(PyValueError::new_err(e.to_string()))
+            Err(PyValueError::new_err(in_option_words(&e.to_string())))
         }
-        Err(FrontError::Run(e)) => Err(PyRuntimeError::new_err(e.to_string())),
+        Err(FrontError::Run(e)) => Err(PyRuntimeError::new_err(in_option_words(&e.to_string()))),
     }
 }
 

@@ -295,6 +295,9 @@ def test_a_run_warm_starts_from_an_earlier_runs_checkpoint(tmp_path):
     assert later.best.imported == (later.best.loss == earlier.best.loss), later.best
     assert (later.best.worker is None) == later.best.imported
     assert ("imported from an earlier run" in repr(later.best)) == later.best.imported
+    # The command line's messages name the options as given here, not its flags.
+    with pytest.raises(ValueError, match="'no_checkpoint=True' cannot be used with 'warm_start='"):
+        pr.optimize(quadratic, space, generations=1, no_checkpoint=True, warm_start=tmp_path / "a", quiet=True)
     with pytest.raises(ValueError, match="parameter 'y' of the search space is not in the earlier run"):
         pr.optimize(quadratic, {"x": pr.Float(-2.0, 2.0), "y": pr.Float(0.0, 1.0)}, generations=1,
                     checkpoint=tmp_path / "c", warm_start=tmp_path / "a", quiet=True)
