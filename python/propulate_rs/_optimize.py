@@ -252,6 +252,12 @@ def optimize(loss, space, *, comm=None, **opts):
         raise TypeError(f"the loss must be callable, not {loss!r}")
     _library_check(MPI)
     comm = MPI.COMM_WORLD if comm is None else comm
+    # torchrun (or srun without its MPI plugin) starts copies that each see a world of one: each
+    # would search on its own, all on one checkpoint. A communicator chosen by hand is the user's.
+    if comm == MPI.COMM_WORLD and comm.size == 1:
+        why = _native.copy_outside_the_mpi_world()
+        if why is not None:
+            raise RuntimeError(why)
     enqueue_file = _enqueue_file(opts)
     try:
         return _optimize(MPI, loss, space, comm, opts)

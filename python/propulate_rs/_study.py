@@ -81,11 +81,13 @@ class Study:
         if number < 0:
             raise KeyError(f"trial {number} was never asked (trials are numbered from 0)")
         metrics = {}
+        given = constraints is not None
         if isinstance(loss, dict):
             metrics = _named_numbers(loss)
+            given = given or "constraints" in loss
             constraints = loss.get("constraints", constraints)
             loss = loss.get("loss")
-        if constraints is not None:
+        if given:
             # Unreadable constraints fail the trial, as optimize records them, instead of raising
             # here and leaving it running.
             try:

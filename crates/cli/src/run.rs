@@ -119,6 +119,10 @@ pub(crate) fn prepare_task(
 
 pub(crate) fn run(args: &RunArgs, cnn: Option<CnnTaskMaker>) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.layout.local_ranks {
+        // In-process ranks in one process of a launcher's several (srun -n 4 ... --local-ranks 8).
+        if let Some(why) = propulate::launcher::copy_outside_the_mpi_world(|k| std::env::var(k).ok(), 1) {
+            anyhow::bail!(why);
+        }
         let files = SetupFiles::read(args)?;
         let (plan, optimizer) = prepare(args, cnn, &files, n, 0)?;
         let loss = objective_values(plan.task.loss(), plan.config.objectives.clone());

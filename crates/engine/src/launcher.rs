@@ -108,20 +108,20 @@ pub fn copy_outside_the_mpi_world(get: impl Fn(&str) -> Option<String>, world_si
     if world_size != 1 || get("PROPULATE_TRIAL_DIR").is_some() {
         return None;
     }
-    // torchrun's RANK counts only beside its LOCAL_RANK: RANK alone is too common a name.
+    // torchrun's RANK counts only beside its LOCAL_RANK: RANK alone is too common a name. Any
+    // launcher's rank above 0 tells: torchrun in a Slurm batch script has SLURM_PROCID=0 too.
     let torchrun = get("LOCAL_RANK").is_some().then_some("RANK");
     let (key, rank) = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"]
         .into_iter()
         .chain(torchrun)
-        .find_map(|k| Some((k, get(k)?.trim().parse::<usize>().ok()?)))?;
-    (rank > 0).then(|| {
-        format!(
-            "this process is rank {rank} of the job its launcher started ({key}={rank}), but MPI sees a world of \
-             1 process: each process would run a search of its own on the same checkpoint. Start the job through \
-             MPI: mpirun, or srun with the plugin of the MPI this binary uses (srun --mpi=pmix; srun --mpi=list \
-             shows them); torchrun starts no MPI job"
-        )
-    })
+        .filter_map(|k| Some((k, get(k)?.trim().parse::<usize>().ok()?)))
+        .find(|(_, rank)| *rank > 0)?;
+    Some(format!(
+        "this process is rank {rank} of the job its launcher started ({key}={rank}), but MPI sees a world of 1 \
+         process: each process would run a search of its own on the same checkpoint. Start the job through MPI: \
+         mpirun, or srun with the plugin of the MPI this binary uses (srun --mpi=pmix; srun --mpi=list shows \
+         them); torchrun starts no MPI job"
+    ))
 }
 
 impl LaunchInfo {
@@ -258,6 +258,8 @@ mod tests {
         let e = check(&[("RANK", "2"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "4")], 1).unwrap();
         assert!(e.contains("(RANK=2)") && e.contains("torchrun starts no MPI job"), "{e}");
         assert!(check(&[("OMPI_COMM_WORLD_RANK", "1")], 1).is_some(), "another MPI's mpirun");
+        let e = check(&[("SLURM_PROCID", "0"), ("RANK", "2"), ("LOCAL_RANK", "2")], 1).unwrap();
+        assert!(e.contains("(RANK=2)"), "torchrun in a batch script: {e}");
         // A batch script's one process, the first copy, a real MPI job, a trial, a lone RANK.
         assert_eq!(check(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "64")], 1), None);
         assert_eq!(check(&[("SLURM_PROCID", "3")], 4), None);

@@ -127,7 +127,8 @@ fn checkpoint(dir: &Path) -> Result<EarlierRun> {
             loss: ind.loss,
             values: ind.objectives.clone(),
             constraints: ind.constraints.clone(),
-            unfinished: false,
+            // Stopped early: its loss is a step's, not a finished training's.
+            unfinished: ind.pruned(),
         })
         .collect();
     Ok(EarlierRun { params, objectives, evaluations })
@@ -154,6 +155,7 @@ fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
     let objective_columns = loss + 1..objectives_end.max(loss + 1);
     let names: Vec<String> = header[generation + 1..loss].to_vec();
     let constraints: Vec<usize> = (1..).map_while(|k| at(&format!("constraint_{k}"))).collect();
+    let pruned = at("pruned");
     let mut evaluations = Vec::new();
     for propulate_core::csv_rows::Row { line, fields: row } in rows {
         if row.len() != header.len() {
@@ -168,7 +170,8 @@ fn trials_csv(text: &str) -> std::result::Result<EarlierRun, String> {
         let loss = if row[loss] == "inf" { f64::INFINITY } else { row[loss].parse().unwrap_or(f64::INFINITY) };
         let values = row[objective_columns.clone()].iter().map(|v| v.parse().unwrap_or(f64::NAN)).collect();
         let constraints = constraints.iter().filter_map(|&c| row[c].parse().ok()).collect();
-        evaluations.push(Earlier { params, loss, values, constraints, unfinished: false });
+        let unfinished = pruned.is_some_and(|p| row[p] == "true");
+        evaluations.push(Earlier { params, loss, values, constraints, unfinished });
     }
     // `objective_loss` is the objective `loss` (output::objective_column).
     let objectives = header[objective_columns]
@@ -418,6 +421,11 @@ mod tests {
         assert_eq!((run.evaluations[0].loss, run.evaluations[0].constraints.clone()), (1.25, vec![-1.0]));
         assert!(!run.evaluations[1].params.contains_key("x") && run.evaluations[1].loss.is_infinite());
         assert!(trials_csv("a,b\n1,2\n").unwrap_err().contains("neither a checkpoint"));
+        // An evaluation stopped early is no finished one.
+        let stopped =
+            trials_csv("island,worker,generation,x,loss,pruned,last_step\n0,0,0,0.5,2,true,3\n0,0,1,0.6,1,false,9\n");
+        let unfinished: Vec<bool> = stopped.unwrap().evaluations.iter().map(|e| e.unfinished).collect();
+        assert_eq!(unfinished, [true, false]);
     }
 
     /// What output::trials_csv writes, a warm start reads back: parameters named as the table's

@@ -26,6 +26,14 @@ fn options() -> Vec<(String, String, bool, String)> {
     front::options().into_iter().map(|o| (o.name, o.flag, o.switch, o.help)).collect()
 }
 
+/// Why this process, alone in its MPI world, is one of several copies a launcher started without
+/// one MPI job (torchrun, srun without its MPI plugin): each would search on its own, on one
+/// checkpoint. `None` where it is not (`propulate::launcher::copy_outside_the_mpi_world`).
+#[pyfunction]
+fn copy_outside_the_mpi_world() -> Option<String> {
+    propulate::launcher::copy_outside_the_mpi_world(|k| std::env::var(k).ok(), 1)
+}
+
 /// The MPI library this module was built against (`MPI_Get_library_version`), to compare with
 /// mpi4py's: two MPI libraries in one process crash it.
 #[pyfunction]
@@ -85,6 +93,7 @@ fn run(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(options, m)?)?;
+    m.add_function(wrap_pyfunction!(copy_outside_the_mpi_world, m)?)?;
     m.add_function(wrap_pyfunction!(mpi_library_version, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_class::<context::Context>()?;

@@ -320,3 +320,18 @@ def test_another_scripts_loss_of_the_same_name_does_not_resume_the_run(tmp_path)
     copy = _defined_in("/jobs/train_v2.py", "(params['x'] - 1) ** 2")
     with pytest.raises(RuntimeError, match='loss_source: checkpoint has "train.py:loss", this run has "train_v2.py:loss"'):
         pr.optimize(copy, space, generations=4, checkpoint=tmp_path / "ck", quiet=True)
+
+
+def test_a_copy_torchrun_started_is_refused(job_env):
+    """torchrun starts copies that each see an MPI world of one: each would search on its own, on
+    one checkpoint. The copies it numbered above 0 refuse, saying why."""
+    import subprocess
+    import sys
+
+    script = ("import propulate_rs as pr\n"
+              "pr.optimize(lambda p: p['x'], {'x': pr.Float(0, 1)}, generations=1, no_checkpoint=True, quiet=True)")
+    env = dict(job_env, RANK="1", LOCAL_RANK="1", WORLD_SIZE="2", LOCAL_WORLD_SIZE="2")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0, done.stdout
+    assert "RuntimeError: this process is rank 1 of the job its launcher started (RANK=1)" in done.stderr, done.stderr
+

@@ -63,6 +63,9 @@ def test_the_default_finds_the_spheres_minimum_and_failures_are_recorded():
     trial = study.ask()
     study.tell(trial, 1.0, constraints=[float("nan")])
     assert "'constraints' must be finite numbers" in study.trials[-1].failure, study.trials[-1].failure
+    trial = study.ask()
+    study.tell(trial, {"loss": 1.0, "constraints": None})
+    assert "the loss's 'constraints' is None" in study.trials[-1].failure, study.trials[-1].failure
     assert not study.running
     # A loss's dict whose constraints are None says so.
     result = pr.optimize(lambda p: {"loss": 1.0, "constraints": None}, SPACE, generations=1, no_checkpoint=True,

@@ -418,8 +418,8 @@ impl Propagator for Pbt {
     }
 }
 
-/// Failed evaluations in a row after which a worker's member is given up: each failure starts a
-/// fresh member, and where every training fails (a configuration the program refuses, a GPU
+/// Failed evaluations in a row after which a worker's member is given up: a failure is retried
+/// once from the state it continued, then starts a fresh member, and where every training fails (a configuration the program refuses, a GPU
 /// that NCCL cannot share) a run ended by its members' budget would start them for ever.
 pub const FAILURES_IN_A_ROW: u64 = 3;
 

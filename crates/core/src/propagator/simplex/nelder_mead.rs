@@ -238,7 +238,8 @@ impl Propagator for NelderMead {
         check_same_space(&self.space, space, "Nelder-Mead")?;
         let (mv, simplex) = self.plan(pool);
         if mv == Move::Random {
-            return Ok(vec![Individual::new(space.sample(rng))]);
+            let child = space.sample(rng);
+            return Ok(vec![Individual::new(self.novel(pool, child, None, rng))]);
         }
         let mut point = self.apply(mv, &simplex, rng);
         if self.config.jitter > 0.0 && mv != Move::Restart {
@@ -248,7 +249,7 @@ impl Propagator for NelderMead {
             point.iter_mut().for_each(|x| *x += scale * standard_normal(rng));
         }
         let child = self.unit.point_at(&point);
-        Ok(vec![Individual::new(self.novel(pool, child, &simplex[0], rng))])
+        Ok(vec![Individual::new(self.novel(pool, child, Some(&simplex[0]), rng))])
     }
 }
 
@@ -259,15 +260,17 @@ const REDRAWS_UNIFORM: u32 = 32;
 
 impl NelderMead {
     /// `child`, or, where the pool holds an individual with its values, a point not yet in it:
-    /// drawn around `best` (unit coordinates) ever wider, then uniformly. On a small int grid the
+    /// drawn around `best` (unit coordinates; none before there is a simplex) ever wider, then
+    /// uniformly. On a small int grid the
     /// moves round onto evaluated points and the simplex collapses onto one, which the restart's
     /// narrow Gaussian then proposed again and again (a 4x4 grid's optimum was missed in 5 of 9 runs).
-    fn novel(&self, pool: &dyn Pool, child: Vec<Value>, best: &[f64], rng: &mut PropRng) -> Vec<Value> {
+    fn novel(&self, pool: &dyn Pool, child: Vec<Value>, best: Option<&[f64]>, rng: &mut PropRng) -> Vec<Value> {
         let seen = |values: &[Value]| pool.iter_latest_bred().any(|i| i.values == values);
         if !seen(&child) {
             return child;
         }
-        for k in 0..REDRAWS_AROUND_BEST {
+        for k in 0..best.map_or(0, |_| REDRAWS_AROUND_BEST) {
+            let best = best.expect("redrawn around a best only where there is one");
             let scale = self.config.restart_scale * f64::from(1u32 << (k + 1));
             let point: Vec<f64> = best.iter().map(|x| x + scale * standard_normal(rng)).collect();
             let values = self.unit.point_at(&point);

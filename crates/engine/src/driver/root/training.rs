@@ -57,8 +57,8 @@ impl OwnStates {
 
 impl RootWorker<'_, '_> {
     /// Before `ind` is evaluated: its directory to save into, and the state it continues present;
-    /// otherwise it fails without running, with the reason (its member then starts afresh or
-    /// exploits another).
+    /// otherwise it fails without running, with the reason (its member then exploits another,
+    /// retries from the state before, or starts afresh).
     pub(super) fn prepare_state(&mut self, ind: &mut Individual) {
         if let (Some(states), Some(lineage)) = (&self.run.states, &ind.lineage)
             && let Err(reason) = states.prepare(ind.id, lineage)
