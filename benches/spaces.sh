@@ -28,7 +28,7 @@
 #   PROBLEMS="1 2" SEED=1 bash benches/spaces.sh
 #
 # Knobs: PART [conditional]; PROBLEMS [1..8, 1..24, 1..54]; INSTANCE [1; the seed for mixint and
-# constrained]; SEED ["1 2 3"]; BUDGET [200]; NP [8]; OURS ["default tpe"; "default" for mixint and
+# constrained]; SEED ["1 2 3"]; BY [seed]: `problem` runs every seed of a problem before the next; BUDGET [200]; NP [8]; OURS ["default tpe"; "default" for mixint and
 # constrained and ddp]: propagators (default: no flag, what `auto` picks); OPTUNA ["tpe"; "tpe gp"]; empty:
 # none; FLAGS [""]: more flags for our runs, LABEL [""] appended to their method's name (e.g.
 # FLAGS="--gp-trust-region 0" LABEL=-tr0); EVAL_SECONDS [0.5]: each of our evaluations lasts 0.5-1.5x this (benches/bbob_trial.py says
@@ -122,9 +122,18 @@ best_of() {
     "$PY" -c "import json,sys; b=json.load(open(sys.argv[1])); print(b['loss'] if b.get('feasible', True) else 'Infinity')" "$1"
 }
 
-for seed in $SEED; do
+# The runs in order: every problem of a seed, then the next seed; with BY=problem every seed of a
+# problem, then the next problem (a long background job then completes problems one by one).
+pairs=()
+if [ "${BY:-seed}" = problem ]; then
+    for problem in $PROBLEMS; do for seed in $SEED; do pairs+=("$seed:$problem"); done; done
+else
+    for seed in $SEED; do for problem in $PROBLEMS; do pairs+=("$seed:$problem"); done; done
+fi
+for pair in "${pairs[@]}"; do
+    seed=${pair%%:*} problem=${pair#*:}
     case "$PART" in mixint | constrained) INSTANCE=$seed ;; esac
-    for problem in $PROBLEMS; do
+    {
         for ours in $OURS; do
             method="propulate-$ours${LABEL:-}"
             key="$method $PART p$problem i$INSTANCE b$BUDGET np$NP s$seed"
@@ -160,6 +169,6 @@ for seed in $SEED; do
             seconds=$(echo "$out" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['seconds'])")
             record "$key" "$method" "$problem" "$seed" "$best" "$seconds"
         done
-    done
+    }
 done
 "$PY" benches/summarize_bbob.py "$results"
