@@ -26,7 +26,7 @@
     return String(+x.toPrecision(4));
   }
 
-  const idOf = (t) => t.island + "/" + t.worker + "/" + t.generation;
+  const idOf = (t) => t.island + "/" + (t.worker === null ? "imported" : t.worker) + "/" + t.generation;
 
   // A log axis when every value is positive and they span more than two decades.
   function wantsLog(values) {

@@ -75,7 +75,8 @@ fn trial_json(space: &SearchSpace, t: &Individual, t0_us: i64) -> Json {
     let active = space.active(&t.values);
     let mut j = json!({
         "island": t.id.island,
-        "worker": t.id.worker,
+        // An earlier run's evaluation (a warm start's) has no worker of this run.
+        "worker": if t.id.is_imported() { Json::Null } else { json!(t.id.worker) },
         "generation": t.id.generation,
         "t": finished_at(t, t0_us),
         "duration_s": t.duration_s,
