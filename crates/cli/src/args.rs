@@ -228,8 +228,9 @@ pub struct RunArgs {
     /// value) or a JSON array of them; configuration k is worker `k mod workers`'s generation `k
     /// / workers`, so each worker evaluates its share in order before it breeds, and a resume
     /// evaluates each once. Every active parameter must be given and inside the space (an inactive
-    /// conditional one may be left out or empty; else one error naming the configuration and the
-    /// parameter, before any evaluation); more of them than the run evaluates (workers times
+    /// conditional one may be left out or empty, and a value given to one is left out, said at the
+    /// start; else one error naming the configuration and the parameter, before any evaluation);
+    /// more of them than the run evaluates (workers times
     /// generations) are named at its start and wait for a longer run; a resume needs the same
     /// file; not with `--propagator pbt`
     #[arg(long, value_name = "FILE")]

@@ -192,6 +192,29 @@ fn middle(domain: &Domain) -> Value {
     }
 }
 
+/// What to tell where enqueued configurations give a value to a parameter that is inactive in
+/// them (`momentum` beside `optimizer = adam`): the value is left out, as a trial never sees it,
+/// but a row whose `optimizer` was meant to be `sgd` would otherwise pass unnoticed. `values` are
+/// the configurations' values ([`all_values`]).
+pub fn inactive_given(space: &SearchSpace, configurations: &[Configuration], values: &[Vec<Value>]) -> Option<String> {
+    let given = |j: &Json| !matches!(j, Json::Null) && j.as_str() != Some("");
+    let mut first: Option<(usize, String)> = None;
+    let mut count = 0;
+    for (k, (c, v)) in configurations.iter().zip(values).enumerate() {
+        let active = space.active(v);
+        let inactive = c.iter().find(|(name, j)| given(j) && space.index_of(name).is_some_and(|i| !active[i]));
+        if let Some((name, _)) = inactive {
+            count += 1;
+            first.get_or_insert((k + 1, name.clone()));
+        }
+    }
+    let (k, name) = first?;
+    let others = if count > 1 { format!(" ({count} configurations in all)") } else { String::new() };
+    Some(format!(
+        "enqueued configuration {k} gives a value to '{name}', which its other values make inactive: left out{others}"
+    ))
+}
+
 /// The values of every configuration, or the first problem with the configuration's number
 /// (1-based, as in its file).
 pub fn all_values(space: &SearchSpace, configurations: &[Configuration]) -> Result<Vec<Vec<Value>>> {
@@ -232,6 +255,21 @@ mod tests {
         let values = all_values(&space(), &csv).unwrap();
         assert_eq!(values[0], vec![Value::Float(0.01), Value::Int(3), Value::Cat(0)]);
         assert_eq!(values[1], vec![Value::Float(0.001), Value::Int(8), Value::Cat(1)]);
+    }
+
+    /// A value given to a parameter its configuration makes inactive is left out, and said once.
+    #[test]
+    fn a_value_for_an_inactive_parameter_is_told() {
+        let space = crate::propagator::test_pools::two_branches();
+        let configs = parse("branch,xa,xb\na,0.5,\nb,0.25,0.5\nb,,0.5\na,0.1,0.9\n", "f").unwrap();
+        let values = all_values(&space, &configs).unwrap();
+        let told = inactive_given(&space, &configs, &values).unwrap();
+        assert_eq!(
+            told,
+            "enqueued configuration 2 gives a value to 'xa', which its other values make inactive: left out \
+             (2 configurations in all)"
+        );
+        assert_eq!(inactive_given(&space, &configs[..1], &values[..1]), None, "an empty cell is not given");
     }
 
     #[test]

@@ -176,6 +176,10 @@ where
     if let Some(left) = enqueued_beyond_budget(enqueued.len(), &layout, cfg.generations).filter(|_| world.rank() == 0) {
         observers.emit(&crate::observe::Event::Notice(&left));
     }
+    let dropped = propulate_core::enqueued::inactive_given(space, &resolved.enqueued, &enqueued);
+    if let Some(dropped) = dropped.filter(|_| world.rank() == 0) {
+        observers.emit(&crate::observe::Event::Notice(&dropped));
+    }
     let mut resumed =
         checkpoint::prepare(world, borrow_boxed(&mut roots), cfg, space, &layout, &mut observers, opened)?;
     world.barrier()?;
